@@ -1,0 +1,28 @@
+# Two entry points: `make demo` and `make test`. Both create .venv if it is missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m providerkit_nb demo
+
+test: $(STAMP)
+	$(PY) -m ruff check providerkit_nb tests bench
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,20 @@
+"""A thin command line over the library: ``python -m providerkit_nb <command>``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m providerkit_nb")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("demo", help="the crash-and-resume walkthrough")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        from .demo import run_demo
+
+        return run_demo()
+    parser.print_help(sys.stderr)
+    return 2

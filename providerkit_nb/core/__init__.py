@@ -1,0 +1,1 @@
+"""The core: messages, turn assembly, repair, validation, tools, errors. No network here."""

@@ -1,0 +1,162 @@
+"""ProviderError and its kinds, each named for what fixes it.
+
+Classification of HTTP statuses, bodies and transport failures lives in
+``providerkit_nb.transport.classify``; this module only holds the shape every layer shares, so
+the core can raise and inspect errors without importing any network code.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+__all__ = [
+    "ErrorKind",
+    "ProviderError",
+    "is_transient",
+    "is_backup_eligible",
+    "is_retryable",
+    "BODY_LIMIT",
+]
+
+BODY_LIMIT = 2000
+
+
+class ErrorKind(str, Enum):
+    """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works)."""
+
+    ABORTED = "aborted"  # the caller stopped it; never retried
+    TIMEOUT = "timeout"  # our deadline or HTTP 408
+    NETWORK = "network"  # socket, DNS, proxy, or a stream cut before its end
+    OVERLOAD = "overload"  # 5xx, 529, 409, 425, "overloaded"
+    RATE = "rate"  # a per-minute throttle
+    QUOTA = "quota"  # balance or usage window exhausted
+    ENTITLEMENT = "entitlement"  # the plan never included this
+    AUTH = "auth"  # bad or expired credential
+    MODEL = "model"  # model id unknown or not served
+    CONTEXT = "context"  # prompt too long: compact the history
+    CONTENT = "content"  # safety filter, refusal, blocked prompt
+    INVALID = "invalid"  # any other 4xx: a bug in the request
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.OVERLOAD, ErrorKind.RATE})
+_BACKUP = frozenset({ErrorKind.OVERLOAD, ErrorKind.RATE})
+_NEVER_RETRY = frozenset(
+    {
+        ErrorKind.QUOTA,
+        ErrorKind.CONTEXT,
+        ErrorKind.MODEL,
+        ErrorKind.ENTITLEMENT,
+        ErrorKind.CONTENT,
+        ErrorKind.INVALID,
+        ErrorKind.ABORTED,
+    }
+)
+
+
+class ProviderError(Exception):
+    """A failure talking to a provider, classified once, at the point it was understood.
+
+    ``body`` is at most 2,000 characters of what the provider said; it never holds a credential
+    (adapters scrub the key before building the error). ``partial`` is set by collect_turn when a
+    turn died mid-stream: a snapshot for display, never something to save as a message.
+    """
+
+    def __init__(
+        self,
+        provider: str,
+        kind: ErrorKind | str,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        retry_after: float | None = None,
+        reset_at: float | None = None,
+        window: str | None = None,
+        should_retry: bool | None = None,
+        body: str | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.kind = ErrorKind(kind)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.retry_after = retry_after  # seconds
+        self.reset_at = reset_at  # epoch seconds of the binding limit's reset
+        self.window = window  # "5h" | "weekly" | "monthly"
+        self.should_retry = should_retry  # the server's own x-should-retry, when sent
+        self.body = body[:BODY_LIMIT] if body is not None else None
+        self.partial: Any = None
+        if cause is not None:
+            self.__cause__ = cause
+
+    @property
+    def cause(self) -> BaseException | None:
+        return self.__cause__
+
+    @property
+    def is_transient(self) -> bool:
+        if self.should_retry is not None:
+            return self.should_retry
+        return self.kind in _TRANSIENT
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        bits = [f"provider={self.provider!r}", f"kind={self.kind.value!r}"]
+        if self.status is not None:
+            bits.append(f"status={self.status}")
+        if self.retry_after is not None:
+            bits.append(f"retry_after={self.retry_after:g}")
+        bits.append(f"message={self.message!r}")
+        return f"ProviderError({', '.join(bits)})"
+
+    def describe(self) -> dict[str, Any]:
+        """A plain dict for logs, DataFrames and ``--json`` output."""
+        return {
+            "provider": self.provider,
+            "kind": self.kind.value,
+            "status": self.status,
+            "code": self.code,
+            "retry_after": self.retry_after,
+            "reset_at": self.reset_at,
+            "window": self.window,
+            "message": self.message,
+            "body": self.body,
+        }
+
+
+def is_transient(kind: ErrorKind | str | ProviderError) -> bool:
+    """Worth retrying against the same endpoint."""
+    if isinstance(kind, ProviderError):
+        return kind.is_transient
+    return ErrorKind(kind) in _TRANSIENT
+
+
+def is_backup_eligible(kind: ErrorKind | str | ProviderError) -> bool:
+    """Worth trying another model or endpoint (overload or throttle, not our bug)."""
+    if isinstance(kind, ProviderError):
+        kind = kind.kind
+    return ErrorKind(kind) in _BACKUP
+
+
+def is_retryable(err: BaseException, max_wait: float = 60.0) -> bool:
+    """Should a retry wrapper try again? Long server waits belong to a fallback, not a sleep."""
+    if isinstance(err, KeyboardInterrupt):
+        return False
+    if not isinstance(err, ProviderError):
+        return False
+    if err.should_retry is not None:
+        return err.should_retry
+    if err.kind in _NEVER_RETRY:
+        return False
+    if err.retry_after is not None and err.retry_after > max_wait:
+        return False
+    return err.kind in _TRANSIENT

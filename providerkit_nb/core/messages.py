@@ -1,0 +1,400 @@
+"""Canonical messages: the one shape every layer reads and writes.
+
+The JSON form is fixed by the design: sorted keys, compact separators, ``ensure_ascii=False``
+and absent fields left out, so equal messages are equal bytes (which keeps prompt caches and
+content hashes stable). ``from_dict`` refuses anything it would have to guess about, naming the
+field and the message index, and never drops data silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+__all__ = [
+    "TextPart",
+    "ImagePart",
+    "FilePart",
+    "ContentPart",
+    "ToolCall",
+    "ReasoningItems",
+    "SystemMessage",
+    "UserMessage",
+    "AssistantMessage",
+    "ToolMessage",
+    "Message",
+    "message_from_dict",
+    "dumps",
+    "loads",
+    "dump_message",
+    "text_of",
+]
+
+IMAGE_MIME_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+
+
+def _where(index: int | None) -> str:
+    return f"message {index}" if index is not None else "message"
+
+
+def _need_str(d: dict, key: str, index: int | None, *, ctx: str = "", allow_empty: bool = True) -> str:
+    if key not in d:
+        raise ValueError(f"{_where(index)}{ctx}: missing required field {key!r}")
+    value = d[key]
+    if not isinstance(value, str):
+        raise ValueError(
+            f"{_where(index)}{ctx}: field {key!r} must be a string, got {type(value).__name__}"
+        )
+    if not allow_empty and not value:
+        raise ValueError(f"{_where(index)}{ctx}: field {key!r} must not be empty")
+    return value
+
+
+def _opt_str(d: dict, key: str, index: int | None, *, ctx: str = "") -> str | None:
+    if d.get(key) is None:
+        return None
+    return _need_str(d, key, index, ctx=ctx)
+
+
+def _check_keys(d: dict, allowed: frozenset[str], index: int | None, ctx: str = "") -> None:
+    extra = set(d) - allowed
+    if extra:
+        raise ValueError(
+            f"{_where(index)}{ctx}: unknown field(s) {sorted(extra)}; "
+            f"allowed: {sorted(allowed)} (refusing rather than dropping data)"
+        )
+
+
+# --------------------------------------------------------------------------- parts
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = field(default="text", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass(slots=True)
+class ImagePart:
+    """An inline image; base64 only, never a URL, so a history is self-contained."""
+
+    mime_type: str
+    data: str
+    type: Literal["image"] = field(default="image", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "image", "mime_type": self.mime_type, "data": self.data}
+
+    def data_uri(self) -> str:
+        return f"data:{self.mime_type};base64,{self.data}"
+
+
+@dataclass(slots=True)
+class FilePart:
+    """An inline file (PDF, audio, video, text): only some wires accept it."""
+
+    mime_type: str
+    data: str
+    name: str | None = None
+    type: Literal["file"] = field(default="file", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"type": "file", "mime_type": self.mime_type, "data": self.data}
+        if self.name is not None:
+            d["name"] = self.name
+        return d
+
+
+ContentPart = Union[TextPart, ImagePart, FilePart]
+
+
+def _part_from_dict(d: Any, index: int | None, j: int) -> ContentPart:
+    ctx = f", part {j}"
+    if not isinstance(d, dict):
+        raise ValueError(f"{_where(index)}{ctx}: a content part must be an object")
+    kind = d.get("type")
+    if kind == "text":
+        _check_keys(d, frozenset({"type", "text"}), index, ctx)
+        return TextPart(_need_str(d, "text", index, ctx=ctx))
+    if kind == "image":
+        _check_keys(d, frozenset({"type", "mime_type", "data"}), index, ctx)
+        mime = _need_str(d, "mime_type", index, ctx=ctx)
+        if mime not in IMAGE_MIME_TYPES:
+            raise ValueError(
+                f"{_where(index)}{ctx}: image mime_type {mime!r} is not one of {sorted(IMAGE_MIME_TYPES)}"
+            )
+        return ImagePart(mime, _need_str(d, "data", index, ctx=ctx))
+    if kind == "file":
+        _check_keys(d, frozenset({"type", "mime_type", "data", "name"}), index, ctx)
+        return FilePart(
+            _need_str(d, "mime_type", index, ctx=ctx),
+            _need_str(d, "data", index, ctx=ctx),
+            _opt_str(d, "name", index, ctx=ctx),
+        )
+    raise ValueError(f"{_where(index)}{ctx}: unknown part type {kind!r} (text, image or file)")
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A call the model made. ``arguments`` is the raw JSON text, kept verbatim end to end."""
+
+    id: str
+    name: str
+    arguments: str = ""
+    thought_signature: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.thought_signature is not None:
+            d["thought_signature"] = self.thought_signature
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, index: int | None = None, j: int = 0) -> ToolCall:
+        ctx = f", tool_calls[{j}]"
+        if not isinstance(d, dict):
+            raise ValueError(f"{_where(index)}{ctx}: a tool call must be an object")
+        _check_keys(d, frozenset({"id", "name", "arguments", "thought_signature"}), index, ctx)
+        return cls(
+            id=_need_str(d, "id", index, ctx=ctx, allow_empty=False),
+            name=_need_str(d, "name", index, ctx=ctx, allow_empty=False),
+            arguments=_need_str(d, "arguments", index, ctx=ctx),
+            thought_signature=_opt_str(d, "thought_signature", index, ctx=ctx),
+        )
+
+
+@dataclass(slots=True)
+class ReasoningItems:
+    """Provider-owned signed state, replayed only to the provider named here."""
+
+    provider: str
+    items: list[Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"provider": self.provider, "items": self.items}
+
+    @classmethod
+    def from_dict(cls, d: Any, index: int | None = None) -> ReasoningItems:
+        ctx = ", reasoning_items"
+        if not isinstance(d, dict):
+            raise ValueError(f"{_where(index)}{ctx}: must be an object {{provider, items}}")
+        _check_keys(d, frozenset({"provider", "items"}), index, ctx)
+        provider = _need_str(d, "provider", index, ctx=ctx, allow_empty=False)
+        items = d.get("items")
+        if not isinstance(items, list):
+            raise ValueError(f"{_where(index)}{ctx}: field 'items' must be a list")
+        return cls(provider, items)
+
+
+# --------------------------------------------------------------------------- messages
+
+
+@dataclass(slots=True)
+class SystemMessage:
+    content: str
+    role: Literal["system"] = field(default="system", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "system", "content": self.content}
+
+    @classmethod
+    def from_dict(cls, d: dict, index: int | None = None) -> SystemMessage:
+        _check_keys(d, frozenset({"role", "content"}), index)
+        return cls(_need_str(d, "content", index))
+
+
+@dataclass(slots=True)
+class UserMessage:
+    content: str | list[ContentPart]
+    role: Literal["user"] = field(default="user", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.content
+        return {"role": "user", "content": c if isinstance(c, str) else [p.to_dict() for p in c]}
+
+    @classmethod
+    def from_dict(cls, d: dict, index: int | None = None) -> UserMessage:
+        _check_keys(d, frozenset({"role", "content"}), index)
+        if "content" not in d:
+            raise ValueError(f"{_where(index)}: missing required field 'content'")
+        c = d["content"]
+        if isinstance(c, str):
+            return cls(c)
+        if isinstance(c, list):
+            return cls([_part_from_dict(p, index, j) for j, p in enumerate(c)])
+        raise ValueError(
+            f"{_where(index)}: user 'content' must be a string or a list of parts, got {type(c).__name__}"
+        )
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    content: str = ""
+    reasoning: str | None = None
+    reasoning_details: list[Any] | None = None
+    reasoning_items: ReasoningItems | None = None
+    tool_calls: list[ToolCall] | None = None
+    role: Literal["assistant"] = field(default="assistant", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            d["reasoning"] = self.reasoning
+        if self.reasoning_details is not None:
+            d["reasoning_details"] = self.reasoning_details
+        if self.reasoning_items is not None:
+            d["reasoning_items"] = self.reasoning_items.to_dict()
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict, index: int | None = None) -> AssistantMessage:
+        _check_keys(
+            d,
+            frozenset(
+                {"role", "content", "reasoning", "reasoning_details", "reasoning_items", "tool_calls"}
+            ),
+            index,
+        )
+        content = d.get("content", "")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise ValueError(
+                f"{_where(index)}: assistant 'content' must be a string, got {type(content).__name__}"
+            )
+        details = d.get("reasoning_details")
+        if details is not None and not isinstance(details, list):
+            raise ValueError(f"{_where(index)}: 'reasoning_details' must be a list")
+        items = d.get("reasoning_items")
+        calls = d.get("tool_calls")
+        if calls is not None and not isinstance(calls, list):
+            raise ValueError(f"{_where(index)}: 'tool_calls' must be a list")
+        return cls(
+            content=content,
+            reasoning=_opt_str(d, "reasoning", index),
+            reasoning_details=details,
+            reasoning_items=ReasoningItems.from_dict(items, index) if items is not None else None,
+            tool_calls=[ToolCall.from_dict(c, index, j) for j, c in enumerate(calls)] or None
+            if calls is not None
+            else None,
+        )
+
+    @property
+    def has_content(self) -> bool:
+        """True when the message says something or calls something (repair drops the rest)."""
+        return bool(self.content.strip()) or bool(self.tool_calls)
+
+
+@dataclass(slots=True)
+class ToolMessage:
+    tool_call_id: str
+    name: str
+    content: str
+    images: list[ImagePart] | None = None
+    role: Literal["tool"] = field(default="tool", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": self.tool_call_id,
+            "name": self.name,
+            "content": self.content,
+        }
+        if self.images:
+            d["images"] = [p.to_dict() for p in self.images]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict, index: int | None = None) -> ToolMessage:
+        _check_keys(d, frozenset({"role", "tool_call_id", "name", "content", "images"}), index)
+        images = d.get("images")
+        parts: list[ImagePart] | None = None
+        if images is not None:
+            if not isinstance(images, list):
+                raise ValueError(f"{_where(index)}: 'images' must be a list of image parts")
+            parts = []
+            for j, p in enumerate(images):
+                part = _part_from_dict(p, index, j)
+                if not isinstance(part, ImagePart):
+                    raise ValueError(f"{_where(index)}, images[{j}]: only image parts are allowed")
+                parts.append(part)
+        return cls(
+            tool_call_id=_need_str(d, "tool_call_id", index, allow_empty=False),
+            name=_need_str(d, "name", index),
+            content=_need_str(d, "content", index),
+            images=parts or None,
+        )
+
+
+Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage]
+
+_BY_ROLE: dict[str, Any] = {
+    "system": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool": ToolMessage,
+}
+
+
+def message_from_dict(d: Any, index: int | None = None) -> Message:
+    """Build the right message class from its canonical dict (``index`` names it in errors)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{_where(index)}: must be a JSON object, got {type(d).__name__}")
+    role = d.get("role")
+    cls = _BY_ROLE.get(role) if isinstance(role, str) else None
+    if cls is None:
+        raise ValueError(
+            f"{_where(index)}: unknown role {role!r}; expected one of system, user, assistant, tool"
+        )
+    return cls.from_dict(d, index)
+
+
+def _encode(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def dump_message(message: Message) -> str:
+    """One message in the canonical encoding (what stores write and hash)."""
+    return _encode(message.to_dict())
+
+
+def dumps(messages: Iterable[Message]) -> str:
+    """A JSON array of messages in the canonical encoding."""
+    return _encode([m.to_dict() for m in messages])
+
+
+def loads(text: str | bytes) -> list[Message]:
+    """Parse a JSON array of canonical messages; malformed input raises ``ValueError``."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from exc
+    if not isinstance(data, list):
+        raise ValueError(f"expected a JSON array of messages, got {type(data).__name__}")
+    return [message_from_dict(d, i) for i, d in enumerate(data)]
+
+
+def text_of(message: Message) -> str:
+    """The readable text of any message (parts joined), for previews and notes."""
+    c = message.content
+    if isinstance(c, str):
+        return c
+    return "".join(p.text for p in c if isinstance(p, TextPart))
+
+
+def ensure_messages(messages: Sequence[Message | dict]) -> list[Message]:
+    """Accept canonical dicts or message objects alike (notebook users paste dicts)."""
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        out.append(m if not isinstance(m, dict) else message_from_dict(m, i))
+    return out

@@ -1,0 +1,1 @@
+"""One module per wire, each on the seam in ``base``."""

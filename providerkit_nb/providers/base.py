@@ -1,0 +1,395 @@
+"""The provider seam: what every wire and every wrapper looks like from outside.
+
+A provider turns a history into a stream of provider-neutral chunks. The stream is a plain
+synchronous iterator and a context manager: closing it (or breaking out of the loop, an
+exception, KeyboardInterrupt) closes the HTTP response at once. Nothing is sent until the
+stream is first read, so a gate or watchdog around it starts its clocks at the right moment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+from ..core.errors import ErrorKind, ProviderError
+from ..core.messages import Message, ensure_messages
+from ..core.repair import repair_history
+from ..core.tools import ToolDefinition
+from ..core.turn import Chunk, Turn, TurnAssembler, collect_turn
+from ..transport.classify import http_error
+from ..transport.http import Request, Response, Sender, Timeout, make_sender
+from ..transport.sse import SSEEvent, iter_sse
+
+__all__ = [
+    "CallOptions",
+    "ChunkStream",
+    "Provider",
+    "WireProvider",
+    "EFFORTS",
+    "resolve_api_key",
+    "join_url",
+    "ImportedRequest",
+    "WireRequest",
+]
+
+EFFORTS = ("none", "low", "medium", "high", "max")
+
+
+@dataclass(slots=True)
+class CallOptions:
+    """Per-call options, with the same names on every wire (as the vendor SDKs spell them)."""
+
+    session_id: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    stop: list[str] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    extra_body: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.effort is not None and self.effort not in EFFORTS:
+            raise ValueError(f"effort must be one of {EFFORTS} or None, got {self.effort!r}")
+        if isinstance(self.stop, str):
+            self.stop = [self.stop]
+        if isinstance(self.tool_choice, str) and self.tool_choice not in ("auto", "none", "required"):
+            self.tool_choice = {"name": self.tool_choice}
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+class ChunkStream:
+    """A provider stream: iterate it for chunks, close it (or use ``with``) to hang up.
+
+    ``abort()`` may be called from another thread: it shuts the socket so a blocked read
+    wakes up (the watchdog relies on this). ``first_byte_at``/``last_byte_at`` are monotonic
+    times of the first and latest bytes read, for the watchdog and the views.
+    """
+
+    __slots__ = (
+        "_gen",
+        "provider",
+        "response",
+        "opened_at",
+        "first_byte_at",
+        "last_byte_at",
+        "closed",
+        "_close_hooks",
+        "__weakref__",
+    )
+
+    def __init__(self, gen: Iterator[Chunk] | Callable[[ChunkStream], Iterator[Chunk]], provider: str = "") -> None:
+        self.provider = provider
+        self.response: Response | None = None
+        self.opened_at: float | None = None
+        self.first_byte_at: float | None = None
+        self.last_byte_at: float | None = None
+        self.closed = False
+        self._close_hooks: list[Callable[[], None]] = []
+        self._gen = gen(self) if callable(gen) and not hasattr(gen, "__next__") else gen
+
+    def __iter__(self) -> ChunkStream:
+        return self
+
+    def __next__(self) -> Chunk:
+        return next(self._gen)
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` once when the stream closes (gates release their slot this way)."""
+        if self.closed:
+            hook()
+        else:
+            self._close_hooks.append(hook)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            close = getattr(self._gen, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except ValueError:  # "generator already executing": another thread is reading
+                    self.abort()
+        finally:
+            hooks, self._close_hooks = self._close_hooks, []
+            for hook in hooks:
+                hook()
+
+    def abort(self) -> None:
+        """Hang up from any thread; the reading thread then fails with a network error."""
+        r = self.response
+        if r is not None:
+            r.abort()
+
+    def __enter__(self) -> ChunkStream:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # a safety net, not the plan
+        try:
+            if not self.closed:
+                self.close()
+        except Exception:
+            pass
+
+
+class Provider:
+    """The seam every wire and wrapper implements.
+
+    Subclasses implement ``_open(messages, tools, opts) -> ChunkStream``; ``create_stream``
+    and ``complete`` handle argument checking so every implementation takes the same names.
+    """
+
+    id: str = "provider"
+    model: str = ""
+    instance_session_id: str = ""
+
+    def create_stream(
+        self,
+        messages: Sequence[Message | dict],
+        tools: Sequence[ToolDefinition] | None = None,
+        *,
+        session_id: str | None = None,
+        model: str | None = None,
+        effort: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: list[str] | str | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra_body: dict[str, Any] | None = None,
+    ) -> ChunkStream:
+        opts = CallOptions(
+            session_id, model, effort, max_tokens, temperature, top_p, stop, tool_choice,
+            parallel_tool_calls, extra_body,
+        )
+        return self._open(ensure_messages(messages), list(tools) if tools else None, opts)
+
+    def complete(
+        self,
+        messages: Sequence[Message | dict],
+        tools: Sequence[ToolDefinition] | None = None,
+        **options: Any,
+    ) -> Turn:
+        """One whole turn. The default streams and collects; wires override it with their
+        non-streaming request."""
+        return collect_turn(self.create_stream(messages, tools, **options))
+
+    def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.id!r} model={self.model!r}>"
+
+
+def resolve_api_key(api_key: str | None, env_vars: Sequence[str], provider: str, *, required: bool = True) -> str | None:
+    """An explicit key, else the first environment variable set; a clear error otherwise."""
+    if api_key:
+        return api_key
+    for name in env_vars:
+        value = os.environ.get(name)
+        if value:
+            return value
+    if not required:
+        return None
+    names = " or ".join(env_vars) if env_vars else "api_key"
+    raise ProviderError(
+        provider,
+        ErrorKind.AUTH,
+        f"{provider}: no API key. Pass api_key=... or set {names}.",
+    )
+
+
+def join_url(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+@dataclass(slots=True)
+class WireRequest:
+    """What a wire decided to send (before the transport sees it); tests read this too."""
+
+    url: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    stream: bool = True
+    events: str = "sse"  # "sse" or "json-array" (Gemini without alt=sse)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ImportedRequest:
+    """A recorded or foreign request read back into canonical form (importers return this)."""
+
+    messages: list[Message]
+    tools: list[ToolDefinition] | None
+    options: dict[str, Any]  # CallOptions names only
+    model: str | None = None
+    stream: bool = True
+
+
+class WireProvider(Provider):
+    """Base for HTTP wires: repair, build the request, send it, read events, parse chunks.
+
+    A subclass knows one wire and implements ``build_request``, ``parse_stream`` and
+    ``parse_response``; nothing outside it knows that wire's field names.
+    """
+
+    wire: ClassVar[str] = ""
+    env_keys: ClassVar[tuple[str, ...]] = ()
+    default_base_url: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: Timeout | float | None = None,
+        transport: Any = None,
+        id: str | None = None,
+        instance_session_id: str | None = None,
+        require_key: bool = True,
+    ) -> None:
+        if not model:
+            raise ValueError(f"{id or self.wire}: model is required, e.g. model='...'")
+        self.id = id or self.wire
+        self.model = model
+        self._api_key = resolve_api_key(api_key, self.env_keys, self.id, required=require_key)
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.headers = dict(headers or {})
+        self.timeout = Timeout.coerce(timeout)
+        self.sender: Sender = make_sender(transport)
+        self.instance_session_id = instance_session_id or str(uuid.uuid4())
+
+    def __repr__(self) -> str:
+        return (
+            f"<{type(self).__name__} id={self.id!r} model={self.model!r} base_url={self.base_url!r} "
+            f"key={'set' if self._api_key else 'none'}>"
+        )
+
+    # hooks -----------------------------------------------------------------
+
+    def build_request(
+        self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
+    ) -> WireRequest:
+        raise NotImplementedError
+
+    def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+    def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
+        raise NotImplementedError
+
+    # machinery -------------------------------------------------------------
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self._api_key,) if self._api_key else ()
+
+    def session_for(self, opts: CallOptions) -> str:
+        return opts.session_id or self.instance_session_id
+
+    def prepare(self, messages: Sequence[Message | dict]) -> list[Message]:
+        """Every adapter repairs what it sends (without is_read_only: only the caller knows)."""
+        return repair_history(ensure_messages(messages)).messages
+
+    def _request(self, wr: WireRequest) -> Request:
+        return Request(
+            "POST",
+            wr.url,
+            {"content-type": "application/json", **self.headers, **wr.headers},
+            json.dumps(wr.body, ensure_ascii=False, separators=(",", ":")).encode(),
+            stream=wr.stream,
+            timeout=self.timeout,
+        )
+
+    def _send(self, wr: WireRequest, stream: ChunkStream | None = None) -> Response:
+        if stream is not None:
+            stream.opened_at = time.monotonic()
+        resp = self.sender.send(self._request(wr), self.id)
+        if stream is not None:
+            stream.response = resp
+        if not 200 <= resp.status < 300:
+            try:
+                body = resp.read()[:65536].decode("utf-8", "replace")
+            except ProviderError:
+                body = ""
+            finally:
+                resp.close()
+            raise http_error(self.id, resp.status, resp.headers, body, secrets=self.secrets)
+        return resp
+
+    def _tap(self, stream: ChunkStream, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        clock = time.monotonic
+        for b in chunks:
+            now = clock()
+            if stream.first_byte_at is None:
+                stream.first_byte_at = now
+            stream.last_byte_at = now
+            yield b
+
+    def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
+        prepared = self.prepare(messages)
+        wr = self.build_request(prepared, tools, opts, stream=True)
+
+        def run(stream: ChunkStream) -> Iterator[Chunk]:
+            resp = self._send(wr, stream)
+            try:
+                raw = self._tap(stream, resp.iter_bytes())
+                if wr.events == "json-array":
+                    from ..transport.sse import iter_json_array
+
+                    events: Iterator[Any] = (
+                        SSEEvent(None, json.dumps(x)) for x in iter_json_array(raw, self.id)
+                    )
+                else:
+                    events = iter_sse(raw, self.id)
+                yield from self.parse_stream(events, opts)
+            finally:
+                resp.close()
+
+        return ChunkStream(run, provider=self.id)
+
+    def complete(
+        self,
+        messages: Sequence[Message | dict],
+        tools: Sequence[ToolDefinition] | None = None,
+        **options: Any,
+    ) -> Turn:
+        opts = CallOptions(**options)
+        prepared = self.prepare(messages)
+        wr = self.build_request(prepared, list(tools) if tools else None, opts, stream=False)
+        resp = self._send(wr)
+        try:
+            raw = resp.read()
+        finally:
+            resp.close()
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ProviderError(
+                self.id, ErrorKind.OVERLOAD, f"{self.id}: the response body was not JSON ({exc})"
+            ) from exc
+        asm = TurnAssembler()
+        for chunk in self.parse_response(data, opts):
+            asm.feed(chunk)
+        return asm.turn()
+
+    def close(self) -> None:
+        self.sender.close()

@@ -1,0 +1,1 @@
+"""Stores: where a conversation's messages are saved as they happen."""

@@ -1,0 +1,1 @@
+"""Transport: the HTTP seam (httpx or requests), SSE reading, and the error envelope."""

@@ -1,0 +1,1 @@
+"""Providers that wrap providers: gate, watchdog, retry, key pool, token."""

@@ -11,7 +11,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m providerkit_nb")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="the crash-and-resume walkthrough")
+    rp = sub.add_parser("replay", help="replay a recorded cassette through our adapters")
+    rp.add_argument("cassette", help="a vcrpy YAML cassette")
+    rp.add_argument("--transport", choices=("httpx", "requests"), default="httpx")
+    rp.add_argument("--json", action="store_true", help="one JSON object per interaction")
     args = parser.parse_args(argv)
+    if args.command == "replay":
+        from .replay import main as replay_main
+
+        return replay_main(args.cassette, args.transport, args.json)
     if args.command == "demo":
         from .demo import run_demo
 

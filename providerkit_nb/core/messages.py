@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 __all__ = [
     "TextPart",
@@ -110,7 +110,7 @@ class FilePart:
         return d
 
 
-ContentPart = Union[TextPart, ImagePart, FilePart]
+ContentPart = TextPart | ImagePart | FilePart
 
 
 def _part_from_dict(d: Any, index: int | None, j: int) -> ContentPart:
@@ -336,7 +336,7 @@ class ToolMessage:
         )
 
 
-Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolMessage]
+Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 
 _BY_ROLE: dict[str, Any] = {
     "system": SystemMessage,

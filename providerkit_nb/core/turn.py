@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from .errors import ErrorKind, ProviderError
 from .messages import AssistantMessage, ReasoningItems, ToolCall
@@ -98,16 +98,16 @@ class Finish:
     reason: str
 
 
-Chunk = Union[
-    TextDelta,
-    ReasoningDelta,
-    ToolCallDelta,
-    ReasoningDetailsDelta,
-    ReasoningItemsDelta,
-    UsageUpdate,
-    ModelInfo,
-    Finish,
-]
+Chunk = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | ReasoningDetailsDelta
+    | ReasoningItemsDelta
+    | UsageUpdate
+    | ModelInfo
+    | Finish
+)
 
 
 # --------------------------------------------------------------------------- usage and turn
@@ -346,6 +346,19 @@ class TurnAssembler:
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None
+
+    @property
+    def text_pieces(self) -> list[str]:
+        """The text fragments so far (not a copy): live displays print only what is new."""
+        return self._text
+
+    @property
+    def reasoning_pieces(self) -> list[str]:
+        return self._reasoning
+
+    @property
+    def call_count(self) -> int:
+        return len(self._order)
 
     def _tool_calls(self, *, strict: bool) -> list[ToolCall] | None:
         if not self._order:

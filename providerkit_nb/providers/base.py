@@ -22,6 +22,7 @@ from ..core.repair import repair_history
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn, TurnAssembler, collect_turn
 from ..transport.classify import http_error
+from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
 from ..transport.sse import SSEEvent, iter_sse
 
@@ -84,6 +85,7 @@ class ChunkStream:
         "first_byte_at",
         "last_byte_at",
         "closed",
+        "hangup",
         "_close_hooks",
         "__weakref__",
     )
@@ -95,11 +97,14 @@ class ChunkStream:
         self.first_byte_at: float | None = None
         self.last_byte_at: float | None = None
         self.closed = False
+        self.hangup = Hangup()  # lets abort() wake a read blocked even before the headers
         self._close_hooks: list[Callable[[], None]] = []
         self._gen = gen(self) if callable(gen) and not hasattr(gen, "__next__") else gen
 
-    def __iter__(self) -> ChunkStream:
-        return self
+    def __iter__(self) -> Iterator[Chunk]:
+        # The generator itself, so a for loop pays no Python-level __next__ per chunk;
+        # closing still goes through close() (collect_turn and ``with`` call it).
+        return self._gen
 
     def __next__(self) -> Chunk:
         return next(self._gen)
@@ -129,6 +134,7 @@ class ChunkStream:
 
     def abort(self) -> None:
         """Hang up from any thread; the reading thread then fails with a network error."""
+        self.hangup.abort()
         r = self.response
         if r is not None:
             r.abort()
@@ -224,8 +230,8 @@ class WireRequest:
     """What a wire decided to send (before the transport sees it); tests read this too."""
 
     url: str
-    headers: dict[str, str]
-    body: dict[str, Any]
+    headers: dict[str, str] = field(repr=False)  # holds the credential: never in a repr
+    body: dict[str, Any] = field(default_factory=dict)
     stream: bool = True
     events: str = "sse"  # "sse" or "json-array" (Gemini without alt=sse)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -309,7 +315,7 @@ class WireProvider(Provider):
         """Every adapter repairs what it sends (without is_read_only: only the caller knows)."""
         return repair_history(ensure_messages(messages)).messages
 
-    def _request(self, wr: WireRequest) -> Request:
+    def _request(self, wr: WireRequest, hangup: Hangup | None = None) -> Request:
         return Request(
             "POST",
             wr.url,
@@ -317,12 +323,13 @@ class WireProvider(Provider):
             json.dumps(wr.body, ensure_ascii=False, separators=(",", ":")).encode(),
             stream=wr.stream,
             timeout=self.timeout,
+            hangup=hangup,
         )
 
     def _send(self, wr: WireRequest, stream: ChunkStream | None = None) -> Response:
         if stream is not None:
             stream.opened_at = time.monotonic()
-        resp = self.sender.send(self._request(wr), self.id)
+        resp = self.sender.send(self._request(wr, stream.hangup if stream is not None else None), self.id)
         if stream is not None:
             stream.response = resp
         if not 200 <= resp.status < 300:

@@ -1,53 +1,637 @@
-"""Turning what a provider said (status, headers, body, in-band error frames, transport
-failures) into a ProviderError of the right kind.
+"""Turning what a provider said into a ProviderError of the right kind.
 
-FIRST CUT: status-only classification. The wording families, the classification order and
-every Retry-After form from the behaviour reference belong here.
+One place decides, so every wire and wrapper agrees: an HTTP status with its body and headers
+(``http_error``), an error frame inside a 200 stream (``stream_error``), or any exception a
+caller caught (``classify`` / ``as_provider_error``). The order matters and is fixed: the body
+is read before the status for client errors, because vendors put quota exhaustion behind 400,
+402, 403 and 429 alike, and only the wording tells them apart.
+
+Nothing here imports httpx or requests: exceptions are recognised by class name and errno, so
+the core can classify without the network stack.
 """
 
 from __future__ import annotations
 
+import errno as _errno
+import json
+import math
+import re
+import time
 from collections.abc import Iterable, Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from ..core.errors import BODY_LIMIT, ErrorKind, ProviderError
 
-__all__ = ["classify_http", "retry_after_from_headers", "http_error", "stream_error", "scrub"]
+__all__ = [
+    "classify",
+    "classify_http",
+    "as_provider_error",
+    "http_error",
+    "stream_error",
+    "retry_after_from_headers",
+    "retry_after_from_body",
+    "rate_limit_info",
+    "is_transport_failure",
+    "is_abort",
+    "scrub",
+    "reduce_html",
+    "error_message_of",
+    "RESET_HEADERS",
+]
+
+MESSAGE_LIMIT = 500
+
+# --------------------------------------------------------------------------- wording families
+
+_I = re.IGNORECASE
+
+CONTEXT = re.compile(
+    r"context[ _]length[ _]exceeded|maximum context length|context window|prompt is too long"
+    r"|input is too long|too many (?:input )?tokens|reduce the length of the (?:messages|prompt|input)"
+    r"|input length and `?max_tokens`? exceed context limit|exceed(?:s|ed)? (?:the )?context limit"
+    r"|exceeds? the (?:model's )?maximum (?:input |prompt |context )?(?:tokens|length|context)",
+    _I,
+)
+ENTITLEMENT = re.compile(
+    r"plan (?:does not|doesn't) (?:include|support)|not included (?:in|with) your [\w .-]{0,40}plan"
+    r"|upgrade to [\w .-]{1,30} or higher|upgrade to [\w .-]{1,30} plan"
+    r"|requires? (?:the |a |an )?[\w .-]{1,30} plan|requires? (?:a )?subscription|subscription_required"
+    r"|upgrade for access|no api access"
+    r"|OAuth authentication is currently not allowed for this organization|usage[_ ]not[_ ]included",
+    _I,
+)
+QUOTA = re.compile(
+    r"insufficient_quota|exceeded your current quota|insufficient (?:balance|credits?)"
+    r"|credit balance is too low|(?:no|any|out of) credits|(?:credits?|balance) (?:is )?depleted"
+    r"|usage limits? (?:reached|exceeded|hit)|reached your (?:usage|weekly|monthly|daily) limit"
+    r"|(?:weekly|monthly|daily|plan) usage limit|usage_limit_reached|usage limit has been reached"
+    r"|purchase extra usage|upgrade your plan|quota[^.]{0,40}?(?:exhausted|exceeded|will be refreshed)"
+    r"|balance (?:is )?(?:too low|not enough|insufficient)|billing_error|arrears?"
+    r"|余额不足|欠费|额度不足|额度已用完",
+    _I,
+)
+MODEL = re.compile(
+    r"\bmodels?\b[^\n]{0,40}?(?:not found|does not exist|unknown)|no model named|unsupported model"
+    r"|supported API model names are|unknown model|is not a valid model ID",
+    _I,
+)
+AUTH = re.compile(
+    r"invalid[_ ]?(?:x-api-key|api[_ ]key|token|credentials?)|api[_ ]key (?:is )?(?:not valid|invalid|incorrect)"
+    r"|incorrect api key|unauthori[sz]ed|UNAUTHENTICATED|PERMISSION_DENIED"
+    r"|authentication (?:failed|invalid|error)|authentication_error"
+    r"|account (?:is )?(?:disabled|suspended|deactivated|banned)"
+    r"|unrecognizedclient|unauthorizedexception|accessdeniedexception|expired[_ ]?token|invalid_grant"
+    r"|OAuth token has been revoked|perhaps your object identifier is invalid",
+    _I,
+)
+_CONTENT_I = re.compile(
+    r"content[_ ]filter|content policy|cyber[_ ]?policy|\bsafety\b|PROHIBITED_CONTENT|\bblocked\b|refusal"
+    r"|policy violation|misalignment|bio[_ ]?policy|violat\w* (?:our|the) usage polic"
+    r"|maximum of \d+ PDF pages|PDF specified is password protected|images? exceeds? [^\n]{0,40}maximum"
+    r"|image dimensions exceed",
+    _I,
+)
+_CONTENT_CS = re.compile(r"invalid_prompt")
+RATE = re.compile(
+    r"rate[ _-]?limit|too[ _-]many[ _-]requests|resource[ _]?exhausted|throttl(?:e|ed|ing)"
+    r"|(?:requests|tokens) per (?:second|sec|minute|min)",
+    _I,
+)
+_OVERLOAD_I = re.compile(
+    r"overloaded(?:_error)?|unavailable|internal error|capacity|server is busy|high demand"
+    r"|\"code\":\s*5\d\d\b|(?:try|retry) your request again",
+    _I,
+)
+_OVERLOAD_CS = re.compile(r"\bINTERNAL\b")
+_TIMEOUT = re.compile(r"timed out|timeout", _I)
+
+_ABORT_NAMES = frozenset({"AbortError", "APIUserAbortError"})
+_ABORT_TEXT = re.compile(
+    r"client closed request|client cancel(?:l)?ed request|request cancel(?:l)?ed by client", _I
+)
+
+# Exception classes (by name, anywhere in the MRO) that mean "the connection failed".
+_TRANSPORT_NAMES = frozenset(
+    {
+        "APIConnectionError",
+        "APIConnectionTimeoutError",
+        "TransportError",  # httpx base (its timeouts are caught first as timeouts)
+        "NetworkError",
+        "ConnectError",
+        "ReadError",
+        "WriteError",
+        "CloseError",
+        "RemoteProtocolError",
+        "LocalProtocolError",
+        "ProxyError",
+        "StreamClosed",
+        "ProtocolError",  # urllib3
+        "NewConnectionError",
+        "MaxRetryError",
+        "ChunkedEncodingError",  # requests
+        "ConnectionError",  # builtin and requests
+        "IncompleteRead",
+        "RemoteDisconnected",
+        "SSLError",
+        "CertificateError",
+        "gaierror",
+        "herror",
+    }
+)
+_TIMEOUT_NAMES = frozenset(
+    {"TimeoutError", "TimeoutException", "ReadTimeout", "ConnectTimeout", "WriteTimeout", "PoolTimeout",
+     "Timeout", "ConnectTimeoutError", "ReadTimeoutError", "timeout", "APITimeoutError"}
+)
+_TRANSPORT_ERRNOS = frozenset(
+    getattr(_errno, n)
+    for n in ("ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "ENETUNREACH",
+              "ENETDOWN", "EHOSTUNREACH", "EHOSTDOWN", "ENOTCONN", "ESHUTDOWN")
+    if hasattr(_errno, n)
+)
+_TRANSPORT_CODES = frozenset(
+    {
+        "ECONNRESET", "ECONNREFUSED", "ECONNABORTED", "ETIMEDOUT", "EPIPE", "ENETUNREACH", "ENETDOWN",
+        "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN", "ERR_STREAM_PREMATURE_CLOSE",
+        "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+        "CERT_SIGNATURE_FAILURE", "CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID", "DEPTH_ZERO_SELF_SIGNED_CERT",
+        "SELF_SIGNED_CERT_IN_CHAIN", "ERR_TLS_CERT_ALTNAME_INVALID", "HOSTNAME_MISMATCH",
+        "ERR_SSL_WRONG_VERSION_NUMBER",
+    }
+)
+_TRANSPORT_TEXT = re.compile(
+    r"failed to fetch|fetch failed|network ?error|network connection (?:was )?lost|load failed"
+    r"|unable to connect|socket hang up|socket (?:connection )?(?:was )?closed"
+    r"|connection (?:error|closed|refused|reset|lost|aborted)|premature close"
+    r"|stream (?:ended|closed) unexpectedly|und_err|name or service not known"
+    r"|temporary failure in name resolution|nodename nor servname|server disconnected"
+    r"|peer closed connection|incomplete chunked read",
+    _I,
+)
+CAUSE_DEPTH = 5
+
+# --------------------------------------------------------------------------- secrets and text
+
+_KEY_SHAPES = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{8,}|sk-(?:proj-|or-v1-)?[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{30,}"
+    r"|gsk_[A-Za-z0-9]{16,}|xai-[A-Za-z0-9]{16,}|(?<=[?&]key=)[^&\s\"']+|(?<=Bearer )[A-Za-z0-9._\-]{16,}"
+)
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """Remove credentials from text that may echo them back."""
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """Remove credentials from text that may echo them back: the known keys, and anything
+    shaped like a vendor key, a bearer token or a ``?key=`` parameter."""
     for s in secrets:
-        if s and len(s) >= 4:
+        if s and len(s) >= 4 and s in text:
             text = text.replace(s, "***")
-    return text
+    return _KEY_SHAPES.sub("***", text)
 
 
-def classify_http(status: int, body: str = "", headers: Mapping[str, str] | None = None) -> ErrorKind:
-    if status in (401, 403):
-        return ErrorKind.AUTH
-    if status == 404:
-        return ErrorKind.MODEL
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def reduce_html(text: str) -> str | None:
+    """An HTML error page (a proxy's 502 or a CDN's 504) reduced to its title, else None."""
+    head = text.lstrip()[:200].lower()
+    if not (head.startswith("<!doctype") or head.startswith("<html") or "<title" in text[:4000].lower()):
+        return None
+    m = _TITLE.search(text)
+    if m is None:
+        return "HTML error page"
+    return " ".join(m.group(1).split()) or "HTML error page"
+
+
+def _find_error_obj(data: Any) -> dict[str, Any] | None:
+    """The dict holding the error fields in any vendor envelope (OpenAI, Anthropic, Gemini,
+    Responses, OpenRouter, Groq)."""
+    if isinstance(data, list) and data:
+        data = data[0]  # Gemini JSON-array streams wrap their error Status in a list
+    if not isinstance(data, dict):
+        return None
+    resp = data.get("response")
+    if isinstance(resp, dict) and isinstance(resp.get("error"), dict):
+        return resp["error"]
+    err = data.get("error")
+    if isinstance(err, dict):
+        return err
+    if isinstance(err, str):
+        return {"message": err, **{k: v for k, v in data.items() if k != "error"}}
+    return data
+
+
+def error_message_of(body: str) -> str | None:
+    """The human sentence inside a JSON error body, if there is one."""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        return None
+    obj = _find_error_obj(data)
+    if obj is None:
+        return None
+    msg = obj.get("message")
+    if isinstance(msg, str) and msg.strip():
+        raw = None
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("raw"), str):
+            raw = meta["raw"]  # OpenRouter: "Provider returned error" hides the real reason here
+        return f"{msg} ({raw[:300]})" if raw else msg
+    return None
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def _text_kind(status: int | None, text: str) -> ErrorKind:
+    """Steps 4-12 of the classification order, on a status and the text it came with."""
     if status == 408:
         return ErrorKind.TIMEOUT
+    client = status is None or status < 500
+    if client and text:
+        if CONTEXT.search(text):
+            return ErrorKind.CONTEXT
+        if ENTITLEMENT.search(text):
+            return ErrorKind.ENTITLEMENT
+        if QUOTA.search(text):
+            return ErrorKind.QUOTA
+    if text and MODEL.search(text):
+        return ErrorKind.MODEL
+    if status in (401, 403) or (text and AUTH.search(text)):
+        return ErrorKind.AUTH
+    if status == 402:
+        return ErrorKind.QUOTA
+    if status == 404:
+        return ErrorKind.MODEL
     if status == 429:
         return ErrorKind.RATE
-    if status >= 500 or status in (409, 425, 529):
+    if text and (_CONTENT_I.search(text) or _CONTENT_CS.search(text)):
+        return ErrorKind.CONTENT
+    if status is not None and (status in (529, 409, 425) or status >= 500):
         return ErrorKind.OVERLOAD
-    if 400 <= status < 500:
+    if text:
+        if RATE.search(text):
+            return ErrorKind.RATE
+        if _OVERLOAD_I.search(text) or _OVERLOAD_CS.search(text):
+            return ErrorKind.OVERLOAD
+        if _TIMEOUT.search(text):
+            return ErrorKind.TIMEOUT
+    if status is not None and status >= 400:
         return ErrorKind.INVALID
     return ErrorKind.UNKNOWN
 
 
-def retry_after_from_headers(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+def classify_http(status: int | None, body: str = "", headers: Mapping[str, str] | None = None) -> ErrorKind:
+    """The kind for an HTTP status and its body text (HTML pages count by their title)."""
+    title = reduce_html(body) if body else None
+    return _text_kind(status, title if title is not None else body)
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and len(out) < CAUSE_DEPTH + 1 and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def is_abort(exc: BaseException) -> bool:
+    """The caller stopped it (Stop button, KeyboardInterrupt, a client-side cancel)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, ProviderError):
+        return exc.kind is ErrorKind.ABORTED
+    if _names(exc) & _ABORT_NAMES or getattr(exc, "code", None) == "ABORT_ERR":
+        return True
+    return bool(_ABORT_TEXT.search(str(exc)))
+
+
+def _one_transport(exc: BaseException) -> ErrorKind | None:
+    names = _names(exc)
+    if names & _TIMEOUT_NAMES:
+        return ErrorKind.TIMEOUT
+    if names & _TRANSPORT_NAMES:
+        return ErrorKind.NETWORK
+    err_no = getattr(exc, "errno", None)
+    if isinstance(exc, OSError) and err_no in _TRANSPORT_ERRNOS:
+        return ErrorKind.TIMEOUT if err_no == _errno.ETIMEDOUT else ErrorKind.NETWORK
+    code = getattr(exc, "code", None)
+    if isinstance(code, str) and (code in _TRANSPORT_CODES or (code.startswith("UND_ERR_") and code != "UND_ERR_ABORTED")):
+        return ErrorKind.NETWORK
+    if _TRANSPORT_TEXT.search(str(exc)):
+        return ErrorKind.NETWORK
+    return None
+
+
+def is_transport_failure(exc: BaseException) -> ErrorKind | None:
+    """NETWORK or TIMEOUT when the exception (or a cause up to 5 levels down) is a connection
+    failure; None otherwise, and None when an abort sits anywhere in the chain."""
+    chain = _chain(exc)
+    if any(is_abort(e) for e in chain):
+        return None
+    for e in chain:
+        kind = _one_transport(e)
+        if kind is not None:
+            return kind
+    return None
+
+
+def _status_of(err: Any) -> int | None:
+    for attr in ("status", "status_code", "http_status"):
+        v = getattr(err, attr, None)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+    resp = getattr(err, "response", None)
+    v = getattr(resp, "status_code", None)
+    return v if isinstance(v, int) else None
+
+
+def _body_text_of(err: Any) -> str:
+    parts = [str(err)]
+    for attr in ("body", "error"):
+        v = getattr(err, attr, None)
+        if v is None or v is err:
+            continue
+        try:
+            parts.append(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str))
+        except Exception:
+            parts.append(str(v))
+    return " ".join(parts)
+
+
+def classify(err_or_status: Any, body: Any = None) -> ErrorKind:
+    """The kind of any failure: a ProviderError, an exception from any HTTP stack or SDK, or an
+    HTTP status with its body. Never raises."""
+    try:
+        return _classify(err_or_status, body)
+    except Exception:  # pragma: no cover - classification must not fail the caller
+        return ErrorKind.UNKNOWN
+
+
+def _classify(err: Any, body: Any) -> ErrorKind:
+    if isinstance(err, ProviderError):
+        return err.kind
+    text = "" if body is None else body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, default=str)
+    if isinstance(err, bool):
+        err = None
+    if err is None or isinstance(err, int):
+        return classify_http(err, text)
+    if isinstance(err, str):
+        return classify_http(None, err + (" " + text if text else ""))
+    if isinstance(err, BaseException):
+        if is_abort(err):
+            return ErrorKind.ABORTED
+        transport = is_transport_failure(err)
+        if transport is not None:
+            return transport
+        if _names(err) & {"TimeoutError", "APITimeoutError"}:
+            return ErrorKind.TIMEOUT
+    status = _status_of(err)
+    full = _body_text_of(err) + (" " + text if text else "")
+    return classify_http(status, full)
+
+
+# --------------------------------------------------------------------------- retry-after and resets
+
+RESET_HEADERS = (
+    "anthropic-ratelimit-unified-reset",
+    "anthropic-ratelimit-requests-reset",
+    "anthropic-ratelimit-tokens-reset",
+    "x-ratelimit-reset-requests",
+    "x-ratelimit-reset-tokens",
+    "x-ratelimit-reset",
+)
+_GO_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)?$")
+
+
+def _get(headers: Mapping[str, str] | None, name: str) -> str | None:
     if not headers:
         return None
-    value = headers.get("retry-after")
-    if value is not None:
+    v = headers.get(name)
+    if v is None and not hasattr(headers, "get_list"):  # plain dicts: case-insensitive by hand
+        for k, val in headers.items():
+            if k.lower() == name:
+                v = val
+                break
+    if isinstance(v, list | tuple):
+        v = v[0] if v else None
+    return v.strip() if isinstance(v, str) else None
+
+
+def _parse_date(value: str, now: float) -> float | None:
+    try:
+        dt = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        dt = None
+    if dt is None:
+        from datetime import datetime
+
         try:
-            return max(0.0, float(value))
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
+    if dt.tzinfo is None:
+        from datetime import timezone
+
+        dt = dt.replace(tzinfo=timezone.utc)
+    return max(0.0, dt.timestamp() - now)
+
+
+def _parse_wait(value: str, now: float, *, epoch_ok: bool) -> float | None:
+    """Seconds to wait from a header value: number (epoch when large), Go duration, or date."""
+    if not value:
+        return None
+    if _NUMBER.match(value):
+        v = float(value)
+        if epoch_ok and v > 1e9:
+            return max(0.0, v - now)
+        return v
+    m = _GO_DURATION.match(value)
+    if m and any(m.groups()):
+        h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
+        return h * 3600 + mi * 60 + s + ms / 1000
+    return _parse_date(value, now)
+
+
+def retry_after_from_headers(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait: ``retry-after-ms``, ``retry-after`` (seconds, fractional, Go duration or
+    HTTP date), else the first reset header that parses. None when nothing applies."""
+    if not headers:
+        return None
+    now = time.time() if now is None else now
+    ms = _get(headers, "retry-after-ms")
+    if ms and _NUMBER.match(ms):
+        return float(ms) / 1000
+    ra = _get(headers, "retry-after")
+    if ra:
+        wait = _parse_wait(ra, now, epoch_ok=False)
+        if wait is not None:
+            return wait
+    for name in RESET_HEADERS:
+        v = _get(headers, name)
+        if v:
+            wait = _parse_wait(v, now, epoch_ok=True)
+            if wait is not None:
+                return wait
+    return None
+
+
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+_PROSE_WAIT = re.compile(
+    r"(?:try again in|retry after|resets? (?:in|after)|retry-after:)\s*(\d+(?:\.\d+)?)\s*"
+    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b",
+    _I,
+)
+
+
+def _real_number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        return float(v) if math.isfinite(v) and v >= 0 else None
+    if isinstance(v, str) and v.strip() and _NUMBER.match(v.strip()):
+        return float(v.strip())
+    return None
+
+
+def retry_after_from_body(body: str, now: float | None = None) -> tuple[float | None, float | None]:
+    """(wait seconds, reset epoch) stated in an error body: usage-limit fields, Gemini's
+    RetryInfo ``retryDelay``, or prose such as "try again in 20s". A null, "" or false never
+    reads as zero."""
+    if not body:
+        return None, None
+    now = time.time() if now is None else now
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        data = None
+    for obj in (data.get("error") if isinstance(data, dict) else None, data):
+        if not isinstance(obj, dict):
+            continue
+        v = _real_number(obj.get("resets_in_seconds"))
+        if v is not None:
+            return v, now + v
+        t = _real_number(obj.get("resets_at"))
+        if t is not None:
+            return max(0.0, t - now), t
+        for key in ("retry_after", "retry_after_seconds"):
+            v = _real_number(obj.get(key))
+            if v is not None:
+                return v, now + v
+    m = _RETRY_DELAY.search(body)
+    if m:
+        v = float(m.group(1))
+        return v, now + v
+    m = _PROSE_WAIT.search(body)
+    if m:
+        n = float(m.group(1))
+        unit = (m.group(2) or "s").lower()
+        mult = 0.001 if unit.startswith("ms") or unit.startswith("milli") else 3600 if unit.startswith("h") else 60 if unit.startswith("m") else 1
+        v = n * mult
+        return v, now + v
+    return None, None
+
+
+def _window_name(seconds: float) -> str | None:
+    if seconds <= 600:
+        return None
+    if seconds <= 5.5 * 3600:
+        return "5h"
+    if seconds <= 7.5 * 86400:
+        return "weekly"
+    return "monthly"
+
+
+def _header_windows(headers: Mapping[str, str], now: float) -> tuple[float | None, str | None]:
+    """The binding usage window from Anthropic unified or ChatGPT codex headers."""
+    best: tuple[float, float, str] | None = None  # (utilization, reset_at, window)
+    for tag, window in (("5h", "5h"), ("7d", "weekly")):
+        u = _real_number(_get(headers, f"anthropic-ratelimit-unified-{tag}-utilization"))
+        r = _get(headers, f"anthropic-ratelimit-unified-{tag}-reset")
+        if u is None or not r:
+            continue
+        wait = _parse_wait(r, now, epoch_ok=True)
+        if wait is None or wait <= 0:
+            continue
+        if best is None or u > best[0]:
+            best = (u, now + wait, window)
+    for slot in ("primary", "secondary"):
+        pct = _real_number(_get(headers, f"x-codex-{slot}-used-percent"))
+        if pct is None:
+            continue
+        minutes = _real_number(_get(headers, f"x-codex-{slot}-window-minutes"))
+        at = _real_number(_get(headers, f"x-codex-{slot}-reset-at"))
+        after = _real_number(_get(headers, f"x-codex-{slot}-reset-after-seconds"))
+        reset = at if at is not None else (now + after if after is not None else None)
+        if reset is None or reset <= now:
+            continue
+        window = _window_name(minutes * 60) if minutes else _window_name(reset - now)
+        if best is None or pct / 100 > best[0]:
+            best = (pct / 100, reset, window or "5h")
+    if best is None:
+        return None, None
+    return best[1], best[2]
+
+
+def rate_limit_info(
+    headers: Mapping[str, str] | None, body: str = "", now: float | None = None
+) -> tuple[float | None, float | None, str | None]:
+    """(retry_after seconds, reset_at epoch, window) from headers and body together.
+
+    The retry wait is the header's, else the body's. The reset is the later of the two; a usage
+    window's reset overrides retry-after's (a 60 s retry-after can sit beside a weekly window).
+    """
+    now = time.time() if now is None else now
+    h_wait = retry_after_from_headers(headers, now)
+    b_wait, b_reset = retry_after_from_body(body, now)
+    h_reset, h_window = _header_windows(headers, now) if headers else (None, None)
+    if h_reset is None and h_wait is not None:
+        h_reset = now + h_wait
+    retry_after = h_wait if h_wait is not None else b_wait
+    resets = [r for r in (h_reset, b_reset) if r is not None]
+    reset_at = max(resets) if resets else None
+    b_window = _window_name(b_reset - now) if b_reset is not None else None
+    if b_reset is not None and (h_reset is None or b_reset > h_reset):
+        window = b_window or h_window
+    else:
+        window = h_window or (_window_name(h_reset - now) if h_reset is not None else None) or b_window
+    return retry_after, reset_at, window
+
+
+# --------------------------------------------------------------------------- building errors
+
+
+def _should_retry(headers: Mapping[str, str] | None) -> bool | None:
+    v = _get(headers, "x-should-retry")
+    if v is None:
+        return None
+    v = v.lower()
+    return True if v == "true" else False if v == "false" else None
+
+
+def _code_of(obj: dict[str, Any] | None) -> str | None:
+    if not obj:
+        return None
+    for key in ("code", "status", "type"):
+        v = obj.get(key)
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
+def _status_in(obj: dict[str, Any] | None) -> int | None:
+    if not obj:
+        return None
+    for key in ("code", "status", "status_code"):
+        v = obj.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        if isinstance(v, str) and v.isdigit() and len(v) == 3:
+            return int(v)
     return None
 
 
@@ -58,23 +642,110 @@ def http_error(
     body: str,
     *,
     secrets: Iterable[str] = (),
+    now: float | None = None,
 ) -> ProviderError:
-    body = scrub(body, secrets)
-    kind = classify_http(status, body, headers)
-    message = f"{provider} {status}: {body[:500]}" if body.strip() else f"{provider} {status}"
+    """The error for a non-2xx answer, built once, with everything the caller can act on."""
+    body = scrub(body or "", secrets)
+    title = reduce_html(body)
+    kind = _text_kind(status, title if title is not None else body)
+    if title is not None:
+        said = title
+    else:
+        said = error_message_of(body) or body.strip()
+    said = " ".join(said.split())[:MESSAGE_LIMIT]
+    message = f"{provider} {status}: {said}" if said else f"{provider} {status}"
+    code = None
+    try:
+        code = _code_of(_find_error_obj(json.loads(body))) if title is None and body else None
+    except (ValueError, TypeError):
+        code = None
+    retry_after, reset_at, window = rate_limit_info(headers, body, now)
+    if kind not in (ErrorKind.RATE, ErrorKind.QUOTA):
+        reset_at = window = None  # a 529 must not bench a model for days
     return ProviderError(
         provider,
         kind,
         message,
         status=status,
-        retry_after=retry_after_from_headers(headers),
+        code=code,
+        retry_after=retry_after,
+        reset_at=reset_at,
+        window=window,
+        should_retry=_should_retry(headers),
         body=body[:BODY_LIMIT],
     )
 
 
-def stream_error(provider: str, payload: Any, *, secrets: Iterable[str] = ()) -> ProviderError:
-    """An error frame inside a 200 stream; unknown kinds are floored to overload."""
-    import json
+def stream_error(
+    provider: str,
+    payload: Any,
+    *,
+    secrets: Iterable[str] = (),
+    headers: Mapping[str, str] | None = None,
+    now: float | None = None,
+) -> ProviderError:
+    """An error frame inside a 200 stream, in any dialect: OpenAI/OpenRouter ``{"error": ...}``,
+    Anthropic ``event: error``, Responses ``response.failed``/``error``, Gemini Status, Groq
+    ``event: error``. An unrecognised one is floored to overload (worth a retry, never a
+    silent empty turn)."""
+    if isinstance(payload, str | bytes):
+        raw = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = {"message": raw}
+    text = scrub(json.dumps(payload, ensure_ascii=False, default=str), secrets)
+    obj = _find_error_obj(payload)
+    status = _status_in(obj)
+    code = _code_of(obj)
+    kind = _text_kind(status, text)
+    if kind is ErrorKind.UNKNOWN:
+        kind = ErrorKind.OVERLOAD
+    said = None
+    if obj is not None and isinstance(obj.get("message"), str) and obj["message"].strip():
+        said = obj["message"]
+    said = scrub(" ".join((said or code or "no reason given").split()), secrets)[:MESSAGE_LIMIT]
+    retry_after, reset_at, window = rate_limit_info(headers, text, now)
+    if kind not in (ErrorKind.RATE, ErrorKind.QUOTA):
+        reset_at = window = None
+    return ProviderError(
+        provider,
+        kind,
+        f"{provider} stream error: {said}",
+        status=status,
+        code=code,
+        retry_after=retry_after,
+        reset_at=reset_at,
+        window=window,
+        body=text[:BODY_LIMIT],
+    )
 
-    text = scrub(payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False), secrets)
-    return ProviderError(provider, ErrorKind.OVERLOAD, f"{provider}: stream error: {text[:500]}", body=text)
+
+def as_provider_error(provider: str, err: BaseException, *, secrets: Iterable[str] = ()) -> ProviderError:
+    """Any exception as a ProviderError (an existing one is returned unchanged: classification
+    happens once and the first provider id sticks)."""
+    if isinstance(err, ProviderError):
+        return err
+    kind = classify(err)
+    status = _status_of(err)
+    body = scrub(_body_text_of(err), secrets)
+    message = scrub(str(err), secrets) or type(err).__name__
+    if kind in (ErrorKind.NETWORK, ErrorKind.TIMEOUT):
+        message = f"{provider}: {'timed out' if kind is ErrorKind.TIMEOUT else 'no response'} ({type(err).__name__}: {message})"
+    else:
+        message = f"{provider}: {message}"
+    headers = getattr(getattr(err, "response", None), "headers", None)
+    retry_after, reset_at, window = rate_limit_info(headers if isinstance(headers, Mapping) else None, body)
+    if kind not in (ErrorKind.RATE, ErrorKind.QUOTA):
+        reset_at = window = None
+    return ProviderError(
+        provider,
+        kind,
+        message[: MESSAGE_LIMIT + 100],
+        status=status,
+        retry_after=retry_after,
+        reset_at=reset_at,
+        window=window,
+        body=body[:BODY_LIMIT],
+        cause=err,
+    )

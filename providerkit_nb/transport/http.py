@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.errors import ErrorKind, ProviderError
+from .hangup import Hangup, bound, tracking_httpx_transport, tracking_requests_session
 
 __all__ = [
     "Timeout",
@@ -56,10 +57,11 @@ DEFAULT_TIMEOUT = Timeout()
 class Request:
     method: str
     url: str
-    headers: dict[str, str]
-    body: bytes | None = None
+    headers: dict[str, str] = field(repr=False)  # carries the credential: never in a repr
+    body: bytes | None = field(default=None, repr=False)
     stream: bool = True
     timeout: Timeout = field(default=DEFAULT_TIMEOUT)
+    hangup: Hangup | None = field(default=None, repr=False, compare=False)  # abort from any thread
 
 
 class Response(Protocol):
@@ -93,7 +95,9 @@ def _shutdown(sock: Any) -> None:
 
 
 def _transport_error(provider: str, request: Request, exc: BaseException) -> ProviderError:
-    kind = ErrorKind.TIMEOUT if "timeout" in type(exc).__name__.lower() else ErrorKind.NETWORK
+    from .classify import is_transport_failure
+
+    kind = is_transport_failure(exc) or ErrorKind.NETWORK
     what = "timed out" if kind is ErrorKind.TIMEOUT else "no response"
     host = request.url.split("?", 1)[0]
     return ProviderError(
@@ -128,6 +132,8 @@ class _HttpxResponse:
         return b"".join(self.iter_bytes())
 
     def close(self) -> None:
+        if self._request.hangup is not None:  # before the connection goes back to the pool
+            self._request.hangup.release()
         self._r.close()
 
     def abort(self) -> None:
@@ -148,7 +154,10 @@ class HttpxSender:
         import httpx
 
         self._own = client is None
-        self.client = client or httpx.Client(transport=transport, follow_redirects=False)
+        self.client = client or httpx.Client(
+            transport=transport if transport is not None else tracking_httpx_transport(),
+            follow_redirects=False,
+        )
 
     def send(self, request: Request, provider: str) -> Response:
         import httpx
@@ -162,7 +171,8 @@ class HttpxSender:
                 content=request.body,
                 timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
             )
-            r = self.client.send(req, stream=True)
+            with bound(request.hangup):
+                r = self.client.send(req, stream=True)
         except httpx.TransportError as exc:
             raise _transport_error(provider, request, exc) from exc
         return _HttpxResponse(r, provider, request)
@@ -195,11 +205,7 @@ class _RequestsResponse:
             if getattr(raw, "chunked", False) and raw.supports_chunked_reads():
                 yield from raw.read_chunked(None, decode_content=True)
             elif hasattr(raw, "read1"):
-                while True:
-                    piece = raw.read1(65536)
-                    if not piece:
-                        break
-                    yield piece
+                yield from _read1_decoded(raw, self.headers.get("content-encoding"))
             else:  # pragma: no cover - old urllib3
                 yield from raw.stream(65536, decode_content=True)
         except (requests.RequestException, OSError) as exc:
@@ -213,6 +219,8 @@ class _RequestsResponse:
         return b"".join(self.iter_bytes())
 
     def close(self) -> None:
+        if self._request.hangup is not None:  # before the connection goes back to the pool
+            self._request.hangup.release()
         self._r.close()
 
     def abort(self) -> None:
@@ -228,31 +236,55 @@ class _RequestsResponse:
                 return
 
 
+def _read1_decoded(raw: Any, encoding: str | None) -> Iterator[bytes]:
+    """Reads as bytes arrive (never waiting to fill a buffer), content-decoded. urllib3 decodes
+    itself; a response object whose read1 takes no ``decode_content`` (a recorder's stub) gets
+    gzip/deflate undone here, so both transports hand the SSE reader the same text."""
+    try:
+        piece = raw.read1(65536, decode_content=True)
+        decoded = True
+    except TypeError:
+        piece = raw.read1(65536)
+        decoded = False
+    enc = (encoding or "").lower()
+    inflate = None
+    if not decoded and ("gzip" in enc or "deflate" in enc):
+        import zlib
+
+        inflate = zlib.decompressobj(32 + zlib.MAX_WBITS if "gzip" in enc else zlib.MAX_WBITS)
+    while piece:
+        yield inflate.decompress(piece) if inflate is not None else piece
+        piece = raw.read1(65536, decode_content=True) if decoded else raw.read1(65536)
+    if inflate is not None:
+        tail = inflate.flush()
+        if tail:
+            yield tail
+
+
 class RequestsSender:
     """An alternative sender over a ``requests.Session`` (for users who already have one)."""
 
     name = "requests"
 
     def __init__(self, session: Any = None) -> None:
-        import requests
-
         self._own = session is None
-        self.session = session or requests.Session()
+        self.session = session or tracking_requests_session()
 
     def send(self, request: Request, provider: str) -> Response:
         import requests
 
         t = request.timeout
         try:
-            r = self.session.request(
-                request.method,
-                request.url,
-                headers=request.headers,
-                data=request.body,
-                stream=True,
-                timeout=(t.connect, t.read),
-                allow_redirects=False,
-            )
+            with bound(request.hangup):
+                r = self.session.request(
+                    request.method,
+                    request.url,
+                    headers=request.headers,
+                    data=request.body,
+                    stream=True,
+                    timeout=(t.connect, t.read),
+                    allow_redirects=False,
+                )
         except requests.RequestException as exc:
             raise _transport_error(provider, request, exc) from exc
         return _RequestsResponse(r, provider, request)

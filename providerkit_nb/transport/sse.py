@@ -17,9 +17,20 @@ from typing import Any
 
 from ..core.errors import ErrorKind, ProviderError
 
-__all__ = ["SSEEvent", "iter_sse", "iter_json_array", "MAX_FRAME_BYTES"]
+__all__ = ["SSEEvent", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
+_SCAN = json.JSONDecoder().scan_once
+
+
+def loads_data(data: str) -> Any:
+    """``json.loads`` for one event's data, about a third faster: the C scanner is called
+    directly, without the two whitespace regex passes around it. Anything it does not take
+    (leading whitespace, not JSON) goes to ``json.loads``, so errors are the usual ValueError."""
+    try:
+        return _SCAN(data, 0)[0]
+    except (StopIteration, ValueError):
+        return json.loads(data)
 
 
 @dataclass(slots=True)
@@ -28,7 +39,7 @@ class SSEEvent:
     data: str
 
     def json(self) -> Any:
-        return json.loads(self.data)
+        return loads_data(self.data)
 
 
 def _too_big(provider: str) -> ProviderError:
@@ -39,15 +50,46 @@ def _too_big(provider: str) -> ProviderError:
     )
 
 
-def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEEvent]:
-    """Yield one SSEEvent per dispatched frame of a byte stream."""
-    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-    pending = ""  # the unfinished last line of the previous read
-    skip_lf = False  # the previous read ended in CR: a leading LF now belongs to it
+def _slow_frame(frame: str, provider: str) -> SSEEvent | None:
+    """One frame (no blank line inside) read line by line: event names, multi-line data,
+    comments, ids, and a bare JSON object outside SSE framing."""
     data: list[str] = []
     bare: list[str] = []
     event: str | None = None
+    for line in frame.split("\n"):
+        if not line:
+            continue
+        if line[:5] == "data:":
+            data.append(line[6:] if line[5:6] == " " else line[5:])
+        elif line[0] == ":":
+            continue  # a comment: keep-alive
+        elif line[:6] == "event:":
+            event = line[6:].strip()
+        elif line[:3] == "id:" or line[:6] == "retry:":
+            continue
+        elif bare or line.lstrip()[:1] in ("{", "["):
+            bare.append(line)
+        # any other line is a field we do not use
+    if data:
+        return SSEEvent(event, "\n".join(data))
+    if bare:
+        return SSEEvent(event, "\n".join(bare))
+    return None
+
+
+def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEEvent]:
+    """Yield one SSEEvent per dispatched frame of a byte stream.
+
+    Reads are decoded incrementally and normalised to LF (a CR that ends one read and the LF
+    that starts the next count as one line end); whole frames are cut on blank lines. A frame
+    that is a single ``data: ...`` line (nearly all of them) takes a fast path; anything else
+    is read line by line.
+    """
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+    parts: list[str] = []  # the unfinished last frame, as read (joined only once it ends)
     size = 0
+    skip_lf = False  # the previous read ended in CR: a leading LF now belongs to it
+    Event = SSEEvent
 
     for raw in chunks:
         text = decode(raw)
@@ -62,57 +104,46 @@ def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEE
         if "\r" in text:
             skip_lf = text[-1] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if pending:
-            text = pending + text
-        lines = text.split("\n")
-        pending = lines.pop()
-        if len(pending) > MAX_FRAME_BYTES:
+        if parts:
+            if text.find("\n\n") < 0 and not (text[0] == "\n" and parts[-1][-1] == "\n"):
+                parts.append(text)  # still inside one frame: no rescans of what came before
+                size += len(text)
+                if size > MAX_FRAME_BYTES:
+                    raise _too_big(provider)
+                continue
+            parts.append(text)
+            text = "".join(parts)
+            parts = []
+        cut = text.rfind("\n\n")
+        if cut < 0:
+            parts = [text]
+            size = len(text)
+            if size > MAX_FRAME_BYTES:
+                raise _too_big(provider)
+            continue
+        rest = text[cut + 2 :]
+        size = len(rest)
+        if size > MAX_FRAME_BYTES:
             raise _too_big(provider)
-        for line in lines:
-            if not line:
-                if data:
-                    yield SSEEvent(event, "\n".join(data))
-                    data = []
-                elif bare:
-                    yield SSEEvent(event, "\n".join(bare))
-                    bare = []
-                event = None
-                size = 0
-                continue
-            head = line[:5]
-            if head == "data:":
-                value = line[6:] if line[5:6] == " " else line[5:]
-                data.append(value)
-                size += len(value)
-                if size > MAX_FRAME_BYTES:
+        parts = [rest] if rest else []
+        for frame in text[:cut].split("\n\n"):
+            if frame[:6] == "data: " and "\n" not in frame:
+                yield Event(None, frame[6:])
+            elif frame:
+                if len(frame) > MAX_FRAME_BYTES:
                     raise _too_big(provider)
-            elif line[0] == ":":
-                continue  # a comment: keep-alive
-            elif line[:6] == "event:":
-                event = line[6:].strip()
-            elif line[:3] == "id:" or line[:6] == "retry:":
-                continue
-            elif bare or line.lstrip()[:1] in ("{", "["):
-                bare.append(line)
-                size += len(line)
-                if size > MAX_FRAME_BYTES:
-                    raise _too_big(provider)
-            # any other line is a field we do not use
+                ev = _slow_frame(frame, provider)
+                if ev is not None:
+                    yield ev
 
+    pending = "".join(parts)
     tail = decode(b"", True)
     if tail:
         pending += tail.replace("\r\n", "\n").replace("\r", "\n")
-    for line in pending.split("\n") if pending else ():
-        if line[:5] == "data:":
-            data.append(line[6:] if line[5:6] == " " else line[5:])
-        elif line[:6] == "event:":
-            event = line[6:].strip()
-        elif line and (bare or line.lstrip()[:1] in ("{", "[")):
-            bare.append(line)
-    if data:
-        yield SSEEvent(event, "\n".join(data))
-    elif bare:
-        yield SSEEvent(event, "\n".join(bare))
+    for frame in pending.split("\n\n") if pending else ():
+        ev = _slow_frame(frame, provider)
+        if ev is not None:
+            yield ev
 
 
 def iter_json_array(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[Any]:

@@ -1,0 +1,1 @@
+"""Standalone benchmarks: ``python -m bench.<name>``; each exposes ``run() -> list[dict]``."""

@@ -1,0 +1,184 @@
+"""The terminal walkthrough behind ``make demo``: a conversation cut off mid-tool, repaired.
+
+It loads a saved history in which the process died while two parallel tool calls were running
+(only the read's result was saved), and a later turn reused a call id, left an empty
+placeholder and saved a stray result. It shows what a provider would refuse, what repair
+changes, and which calls never returned, as plain-text tables that fit 100 columns.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from .core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
+from .core.repair import Repaired, repair_history
+from .core.tools import ToolRegistry, tool
+from .core.validate import Problem, validate_history
+
+WIDTH = 100
+EXAMPLE = "cut_off_conversation.json"
+
+
+@tool(read_only=True)
+def read_file(path: str) -> str:
+    """Read a text file of the project.
+
+    Args:
+        path: the file, relative to the project root
+    """
+    return Path(path).read_text(encoding="utf-8")  # pragma: no cover - the demo never runs tools
+
+
+@tool
+def write_file(path: str, content: str) -> str:
+    """Write a text file of the project (replacing it).
+
+    Args:
+        path: the file, relative to the project root
+        content: the whole new text
+    """
+    Path(path).write_text(content, encoding="utf-8")  # pragma: no cover - the demo never runs tools
+    return f"wrote {len(content.encode())} bytes to {path}"  # pragma: no cover
+
+
+TOOLS = ToolRegistry([read_file, write_file])
+
+
+def find_example(name: str = EXAMPLE) -> Path:
+    """The example next to the package (a source checkout), else under the working directory."""
+    for base in (Path(__file__).resolve().parent.parent, Path.cwd()):
+        candidate = base / "examples" / name
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError(f"examples/{name} not found; run the demo from the project's root")
+
+
+# --------------------------------------------------------------------------- plain-text tables
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cut(text: str, width: int) -> str:
+    text = _one_line(text)
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, wrap: int | None = None) -> str:
+    """Columns sized to their content; the last column takes what is left of WIDTH and wraps
+    (when ``wrap`` is set) or is cut with an ellipsis."""
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    fixed = [max([len(h), *(len(_one_line(r[k])) for r in cells)]) for k, h in enumerate(headers[:-1])]
+    fixed = [min(w, 24) for w in fixed]
+    last = max(WIDTH - sum(fixed) - 2 * len(fixed), 20)
+    lines = ["  ".join([*(h.ljust(w) for h, w in zip(headers[:-1], fixed, strict=True)), headers[-1]]).rstrip()]
+    lines.append("  ".join([*("-" * w for w in fixed), "-" * min(last, max(len(headers[-1]), 8))]))
+    for r in cells:
+        left = [_cut(v, w).ljust(w) for v, w in zip(r[:-1], fixed, strict=True)]
+        tail = _one_line(r[-1]) if r else ""
+        parts = textwrap.wrap(tail, last) if wrap and tail else [_cut(tail, last)]
+        lines.append("  ".join([*left, parts[0]]).rstrip())
+        pad = " " * (sum(fixed) + 2 * len(fixed))
+        lines.extend(pad + p for p in parts[1:wrap])
+    return "\n".join(lines)
+
+
+def _describe(m: Message) -> str:
+    if isinstance(m, AssistantMessage):
+        calls = ", ".join(f"{c.name}({c.id})" for c in m.tool_calls or [])
+        text = repr(m.content) if not m.content.strip() else m.content
+        return f"{text} -> {calls}" if calls else text
+    if isinstance(m, ToolMessage):
+        return f"[{m.tool_call_id}] {m.content}"
+    return text_of(m)
+
+
+def history_table(messages: Sequence[Message], marks: dict[int, str] | None = None) -> str:
+    if not marks:
+        return table(["#", "role", "content / calls"], [(i, m.role, _describe(m)) for i, m in enumerate(messages)])
+    rows = [(i, marks.get(i, ""), m.role, _describe(m)) for i, m in enumerate(messages)]
+    return table(["#", "", "role", "content / calls"], rows)
+
+
+def problems_table(problems: Sequence[Problem]) -> str:
+    if not problems:
+        return "no problems: every provider accepts this history"
+    return table(["msg", "rule", "what is wrong"], [(p.index, p.rule, p.message) for p in problems], wrap=3)
+
+
+def interrupted_table(repaired: Repaired) -> str:
+    if not repaired.interrupted:
+        return "none"
+    rows = [
+        (r.id, r.original_id, r.name, "yes" if r.read_only else "no", r.message_index, r.arguments)
+        for r in repaired.interrupted
+    ]
+    return table(["id sent", "original id", "tool", "read-only", "msg", "arguments"], rows)
+
+
+def changes_table(repaired: Repaired) -> str:
+    rows = [
+        (c.kind, "-" if c.index_before is None else c.index_before, "-" if c.index_after is None else c.index_after, c.detail)
+        for c in repaired.changes
+    ]
+    return table(["change", "before", "after", "detail"], rows, wrap=3)
+
+
+def _marks(repaired: Repaired) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for c in repaired.changes:
+        if c.index_after is not None:
+            out[c.index_after] = "+" if c.index_before is None else "*"
+    return out
+
+
+def _section(out: TextIO, title: str) -> None:
+    out.write(f"\n== {title} " + "=" * max(WIDTH - len(title) - 4, 0) + "\n")
+
+
+def run_demo(path: str | Path | None = None, out: TextIO | None = None) -> int:
+    """Print the walkthrough; returns 0 when the repaired history validates clean."""
+    out = out or sys.stdout
+    source = Path(path) if path is not None else find_example()
+    history = loads(source.read_text(encoding="utf-8"))
+    out.write("providerkit_nb: resume after a crash\n")
+    out.write(f"Loaded {len(history)} messages from {source.name}. The process died while two parallel\n")
+    out.write("calls ran; only the read's result was saved. A later turn reused an id, saved an empty\n")
+    out.write("placeholder, and a stray result with no call.\n")
+
+    _section(out, "saved history (as loaded)")
+    out.write(history_table(history) + "\n")
+
+    _section(out, "what a provider would refuse (validate_history)")
+    out.write(problems_table(validate_history(history)) + "\n")
+
+    repaired = repair_history(history, is_read_only=TOOLS.is_read_only)
+    _section(out, "repaired history (+ added, * edited; those in full below)")
+    out.write(history_table(repaired.messages, _marks(repaired)) + "\n\n")
+
+    marks = _marks(repaired)
+    for i in sorted(marks):
+        m = repaired.messages[i]
+        head = f"{i} {marks[i]} {m.role}" + (f" [{m.tool_call_id}]" if isinstance(m, ToolMessage) else "")
+        body = _describe(m) if isinstance(m, AssistantMessage) else text_of(m)
+        out.write(f"{head}:\n")
+        for para in body.splitlines() or [""]:
+            out.write(textwrap.fill(para, WIDTH, initial_indent="    ", subsequent_indent="    ") + "\n")
+
+    _section(out, "calls that never returned (tell the user; check before re-running)")
+    out.write(interrupted_table(repaired) + "\n")
+
+    _section(out, "every change repair made")
+    out.write(changes_table(repaired) + "\n")
+
+    after = validate_history(repaired.messages)
+    again = repair_history(repaired.messages, is_read_only=TOOLS.is_read_only)
+    _section(out, "check")
+    out.write(problems_table(after) + "\n")
+    out.write(f"repairing the repaired history changes nothing: {not again.changes}\n")
+    return 0 if not after and not again.changes else 1

@@ -1,0 +1,216 @@
+"""DataFrames of histories, repairs, turns and gates: usable without any widget.
+
+pandas is imported here and only here (and by the widgets built on these frames).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..core.messages import AssistantMessage, Message, ToolMessage, ensure_messages, text_of
+from ..core.repair import Repaired
+from .html import preview
+
+__all__ = [
+    "history_frame",
+    "changes_frame",
+    "interrupted_frame",
+    "turns_frame",
+    "gate_frame",
+    "estimate_tokens",
+]
+
+HISTORY_COLUMNS = [
+    "role",
+    "text",
+    "tool_calls",
+    "call_id",
+    "reasoning",
+    "signatures",
+    "tokens",
+]
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough count (about four characters a token) for spotting the heavy rows."""
+    return (len(text) + 3) // 4
+
+
+def _messages_of(obj: Any) -> list[Message]:
+    if isinstance(obj, Repaired):
+        return obj.messages
+    if hasattr(obj, "messages") and not isinstance(obj, list | tuple):
+        return list(obj.messages)
+    return ensure_messages(obj)
+
+
+def _has_signatures(m: AssistantMessage) -> bool:
+    if m.reasoning_items is not None:
+        return True
+    return any(c.thought_signature for c in m.tool_calls or [])
+
+
+def history_frame(messages: Sequence[Message | dict] | Any) -> pd.DataFrame:
+    """One row per message: role, a text preview, calls made, the call id answered, whether
+    reasoning and signed state are present, and an estimate of its tokens."""
+    rows = []
+    for m in _messages_of(messages):
+        if isinstance(m, AssistantMessage):
+            calls = ", ".join(f"{c.name}({preview(c.arguments, 60)})" for c in m.tool_calls or [])
+            ids = ", ".join(c.id for c in m.tool_calls or [])
+            size = len(m.content) + len(m.reasoning or "") + sum(len(c.arguments) for c in m.tool_calls or [])
+            rows.append(
+                {
+                    "role": "assistant",
+                    "text": preview(m.content),
+                    "tool_calls": calls,
+                    "call_id": ids,
+                    "reasoning": bool(m.reasoning or m.reasoning_details or m.reasoning_items),
+                    "signatures": _has_signatures(m),
+                    "tokens": (size + 3) // 4,
+                }
+            )
+        elif isinstance(m, ToolMessage):
+            rows.append(
+                {
+                    "role": "tool",
+                    "text": preview(f"{m.name}: {m.content}"),
+                    "tool_calls": "",
+                    "call_id": m.tool_call_id,
+                    "reasoning": False,
+                    "signatures": False,
+                    "tokens": estimate_tokens(m.content),
+                }
+            )
+        else:
+            text = text_of(m)
+            rows.append(
+                {
+                    "role": m.role,
+                    "text": preview(text),
+                    "tool_calls": "",
+                    "call_id": "",
+                    "reasoning": False,
+                    "signatures": False,
+                    "tokens": estimate_tokens(text),
+                }
+            )
+    frame = pd.DataFrame(rows, columns=HISTORY_COLUMNS)
+    frame.index.name = "index"
+    return frame
+
+
+def _rows(items: Iterable[Any]) -> list[dict[str, Any]]:
+    out = []
+    for item in items:
+        d = item.to_dict() if hasattr(item, "to_dict") else dict(item)
+        for k, v in list(d.items()):
+            if isinstance(v, list | tuple):
+                d[k] = ", ".join(str(x) for x in v)
+        out.append(d)
+    return out
+
+
+def changes_frame(repaired: Repaired) -> pd.DataFrame:
+    """Each edit repair made: its kind, where the message was before and after, the ids."""
+    frame = pd.DataFrame(_rows(repaired.changes))
+    if frame.empty:
+        frame = pd.DataFrame(columns=["kind", "index_before", "index_after", "ids", "detail"])
+    return frame
+
+
+def interrupted_frame(repaired: Repaired) -> pd.DataFrame:
+    """The calls that never returned: id sent, original id, tool, arguments, read-only, note."""
+    cols = ["id", "original_id", "name", "arguments", "read_only", "message_index", "note"]
+    rows = _rows(repaired.interrupted)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    ordered = [c for c in cols if c in frame.columns] + [c for c in frame.columns if c not in cols]
+    return frame[ordered]
+
+
+def turns_frame(
+    source: Any, prices: Mapping[str, Mapping[str, float]] | None = None
+) -> pd.DataFrame:
+    """Usage per turn, and cost where a price is known.
+
+    ``source`` is a Conversation (its streamed turns with timings) or a list of Turns.
+    ``prices`` maps a model to USD per million tokens: ``{"input", "cached_input", "output",
+    "cache_write"}``; a provider-reported cost wins when there is one.
+    """
+    records = getattr(source, "records", None)
+    items = records if records is not None else [None for _ in source]
+    turns = [r.turn for r in records] if records is not None else list(source)
+    rows = []
+    for rec, t in zip(items, turns, strict=True):
+        u = t.usage
+        row: dict[str, Any] = {
+            "model": t.model,
+            "finish_reason": t.finish_reason,
+            "calls": len(t.message.tool_calls or []),
+            "input_tokens": u.input_tokens if u else None,
+            "cached_input_tokens": u.cached_input_tokens if u else None,
+            "cache_write_tokens": u.cache_write_tokens if u else None,
+            "output_tokens": u.output_tokens if u else None,
+            "reasoning_tokens": u.reasoning_tokens if u else None,
+            "cost_usd": _cost(t, prices),
+        }
+        if rec is not None:
+            row.update(
+                {
+                    "step": rec.step,
+                    "seconds": round(rec.seconds, 3),
+                    "first_chunk_seconds": None
+                    if rec.first_chunk_seconds is None
+                    else round(rec.first_chunk_seconds, 3),
+                    "error": rec.error,
+                }
+            )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None) -> float | None:
+    u = turn.usage
+    if u is None:
+        return None
+    if u.reported_cost_usd is not None:
+        return u.reported_cost_usd
+    rate = (prices or {}).get(turn.model or "")
+    if not rate:
+        return None
+    fresh = u.input_tokens - u.cached_input_tokens - u.cache_write_tokens
+    total = (
+        fresh * rate.get("input", 0.0)
+        + u.cached_input_tokens * rate.get("cached_input", rate.get("input", 0.0))
+        + u.cache_write_tokens * rate.get("cache_write", rate.get("input", 0.0))
+        + u.output_tokens * rate.get("output", 0.0)
+    )
+    return round(total / 1_000_000, 8)
+
+
+def gate_frame(source: Any) -> pd.DataFrame:
+    """One row per connection (a Registry) or one row (a Gate): in use, queued, longest wait."""
+    status = source.status() if hasattr(source, "status") else source
+    if isinstance(status, Mapping) and status and all(isinstance(v, Mapping) for v in status.values()):
+        rows = [{"connection": name, **_flat(s)} for name, s in status.items()]
+    elif isinstance(status, Mapping):
+        rows = [_flat(status)]
+    else:
+        rows = [_flat(s) for s in status]
+    return pd.DataFrame(rows)
+
+
+def _flat(d: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            for k2, v2 in v.items():
+                out[f"{k}.{k2}"] = v2
+        else:
+            out[k] = v
+    return out

@@ -1,0 +1,1022 @@
+"""The OpenAI Responses wire, for the OpenAI API and the ChatGPT (Codex) backend.
+
+Nothing outside this module knows the Responses field names. The points that cost people days:
+
+- ``store: false`` always (zero-data-retention accounts refuse storage), so reasoning survives
+  only as encrypted items: they are requested with ``include: ["reasoning.encrypted_content"]``,
+  kept whole in ``reasoning_items`` tagged with this provider's id, and sent back only to a
+  provider with the same tag, newest turns first within 8 MiB.
+- A reasoning item must be followed by the item it was produced with, or the server answers
+  "Item 'rs_...' of type 'reasoning' was provided without its required following item". So a
+  turn's reasoning items are sent only when that turn still sends a message or a call after them
+  (a turn cut down to nothing by repair sends no reasoning), and never twice.
+- Tool results quote the model's ``call_id``, never the ``fc_`` item id.
+- Tools are flat, ``strict`` is stated truthfully, and regex ``pattern``s are removed.
+- The stream states things twice (deltas, then ``.done`` snapshots): snapshots only add the
+  part that was not streamed. Calls are found by item id, then ``call_id`` (some servers send no
+  item id), then output index; a ``.done`` item supplies identity a skeleton lacked; a call that
+  appears only at ``.done`` without a ``call_id`` cannot be answered and is dropped.
+- Readable reasoning (summary parts, raw reasoning text) goes to ``reasoning``, parts joined by a
+  blank line. Text parts are concatenated as sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..core.errors import ErrorKind, ProviderError
+from ..core.messages import (
+    AssistantMessage,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningItems,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    ensure_messages,
+)
+from ..core.tools import ToolDefinition
+from ..core.turn import (
+    Chunk,
+    Finish,
+    ModelInfo,
+    ReasoningDelta,
+    ReasoningItemsDelta,
+    TextDelta,
+    ToolCallDelta,
+    Turn,
+    Usage,
+    UsageUpdate,
+    collect_turn,
+)
+from ..transport.classify import stream_error
+from ..transport.sse import SSEEvent, loads_data
+from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+
+__all__ = [
+    "ResponsesProvider",
+    "from_responses_input",
+    "to_responses_input",
+    "matches",
+    "import_request",
+    "replay_provider",
+    "MAX_REPLAY_BYTES",
+    "OPENAI_TAG",
+    "CHATGPT_TAG",
+    "without_patterns",
+    "is_strict_schema",
+]
+
+MAX_REPLAY_BYTES = 8 * 1024 * 1024
+OPENAI_TAG = "openai-responses"
+CHATGPT_TAG = "chatgpt"
+OPENAI_BASE = "https://api.openai.com/v1"
+CHATGPT_BASE = "https://chatgpt.com/backend-api/codex"
+_SEP = "\n\n"  # between reasoning parts
+_COMPACT = (",", ":")
+
+
+# --------------------------------------------------------------------------- outgoing history
+
+
+def _data_uri(mime: str, data: str) -> str:
+    return f"data:{mime};base64,{data}"
+
+
+def _user_content(m: UserMessage, index: int, provider: str) -> str | list[dict[str, Any]]:
+    c = m.content
+    if isinstance(c, str):
+        return c
+    parts: list[dict[str, Any]] = []
+    for p in c:
+        if isinstance(p, TextPart):
+            parts.append({"type": "input_text", "text": p.text})
+        elif isinstance(p, ImagePart):
+            parts.append({"type": "input_image", "image_url": p.data_uri()})
+        elif isinstance(p, FilePart):
+            if p.mime_type != "application/pdf":
+                raise ProviderError(
+                    provider,
+                    ErrorKind.INVALID,
+                    f"{provider}: message {index}: the Responses wire takes PDF files only, not {p.mime_type}; "
+                    "convert the file to text or send it to a wire that accepts it (Gemini)",
+                )
+            parts.append(
+                {"type": "input_file", "filename": p.name or "file.pdf", "file_data": _data_uri(p.mime_type, p.data)}
+            )
+    return parts
+
+
+def _replayable(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """The reasoning items of a turn as they go back: whole, with ``summary`` always present
+    (strict third-party servers 400 on "missing required field `summary`")."""
+    out = []
+    for it in items:
+        if isinstance(it, dict) and it.get("type") == "reasoning":
+            if "summary" not in it:
+                it = {**it, "summary": []}
+            out.append(it)
+    return out
+
+
+def _select_reasoning(messages: Sequence[Message], tag: str | None) -> dict[int, list[dict[str, Any]]]:
+    """Which assistant turns send their reasoning items: same tag (``None`` = any), a follower
+    in the same turn, newest first within MAX_REPLAY_BYTES; older turns lose theirs first."""
+    chosen: dict[int, list[dict[str, Any]]] = {}
+    total = 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if not isinstance(m, AssistantMessage) or m.reasoning_items is None:
+            continue
+        if tag is not None and m.reasoning_items.provider != tag:
+            continue
+        if not (m.content or m.tool_calls):
+            continue  # nothing would follow the reasoning: the server refuses that
+        items = _replayable(m.reasoning_items.items)
+        if not items:
+            continue
+        size = len(json.dumps(items, separators=_COMPACT, ensure_ascii=False))
+        if total + size > MAX_REPLAY_BYTES:
+            break
+        total += size
+        chosen[i] = items
+    return chosen
+
+
+def to_responses_input(
+    messages: Sequence[Message | dict], tag: str | None = OPENAI_TAG
+) -> tuple[str, list[dict[str, Any]], list[int]]:
+    """Canonical history -> (instructions, input items, message index of each item).
+
+    ``tag`` is the replay tag of the provider that will receive it; reasoning items carrying
+    another tag are left out. ``None`` keeps every provider's (used by the offline validator).
+    """
+    msgs = ensure_messages(messages)
+    chosen = _select_reasoning(msgs, tag)
+    system: list[str] = []
+    items: list[dict[str, Any]] = []
+    origin: list[int] = []
+    seen_reasoning: set[str] = set()
+    for i, m in enumerate(msgs):
+        if isinstance(m, SystemMessage):
+            if m.content:
+                system.append(m.content)
+        elif isinstance(m, UserMessage):
+            items.append({"role": "user", "content": _user_content(m, i, tag or OPENAI_TAG)})
+            origin.append(i)
+        elif isinstance(m, ToolMessage):
+            output: Any = m.content
+            if m.images:
+                output = ([{"type": "input_text", "text": m.content}] if m.content else []) + [
+                    {"type": "input_image", "image_url": p.data_uri()} for p in m.images
+                ]
+            items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": output})
+            origin.append(i)
+        elif isinstance(m, AssistantMessage):
+            for it in chosen.get(i, ()):
+                rid = it.get("id")
+                if isinstance(rid, str):
+                    if rid in seen_reasoning:
+                        continue  # "Duplicate item found with id rs_..."
+                    seen_reasoning.add(rid)
+                items.append(it)
+                origin.append(i)
+            if m.content:
+                items.append(
+                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": m.content}]}
+                )
+                origin.append(i)
+            for call in m.tool_calls or ():
+                items.append(
+                    {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
+                )
+                origin.append(i)
+    return "\n\n".join(system), items, origin
+
+
+# --------------------------------------------------------------------------- tool schemas
+
+# keywords whose value is one subschema, a list of them, or a name -> subschema map
+_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+        "unevaluatedItems", "unevaluatedProperties")
+_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def without_patterns(schema: Any) -> Any:
+    """A copy of ``schema`` without any ``pattern`` keyword where a subschema can sit (the
+    ChatGPT backend 400s on regexes it cannot compile). A property *named* "pattern" and data
+    keywords (enum, const, default, examples) stay."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "pattern":
+            continue
+        if key in _ONE and isinstance(value, dict):
+            out[key] = without_patterns(value)
+        elif (key in _LIST or key == "items") and isinstance(value, list):
+            out[key] = [without_patterns(v) for v in value]
+        elif key in _MAP and isinstance(value, dict):
+            out[key] = {k: without_patterns(v) for k, v in value.items()}
+        else:
+            out[key] = value
+    return out
+
+
+def is_strict_schema(node: Any) -> bool:
+    """Does ``node`` already meet strict mode (every object closed with all its properties
+    required, recursively; no ``$ref``/``allOf``)? Stating ``strict`` truthfully keeps optional
+    arguments optional."""
+    if not isinstance(node, dict) or "$ref" in node or "allOf" in node:
+        return False
+    for key in ("anyOf", "oneOf"):
+        if key in node:
+            branches = node[key]
+            return isinstance(branches, list) and all(is_strict_schema(b) for b in branches)
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "array" in kinds:
+        items = node.get("items")
+        return items is None or is_strict_schema(items)
+    props = node.get("properties")
+    if not isinstance(props, dict) or not props:
+        return node.get("additionalProperties") is False if "object" in kinds else True
+    if node.get("additionalProperties") is not False:
+        return False
+    required = node.get("required")
+    if not isinstance(required, list) or set(required) != set(props):
+        return False
+    return all(is_strict_schema(p) for p in props.values())
+
+
+def _tool_to_wire(t: ToolDefinition) -> dict[str, Any]:
+    schema = t.input_schema or {"type": "object", "properties": {}}
+    return {
+        "type": "function",
+        "name": t.name,
+        "description": t.description or "",
+        "parameters": without_patterns(schema),
+        "strict": is_strict_schema(schema),
+    }
+
+
+_MINIMAL_ONLY = re.compile(r"^gpt-5(-mini|-nano|-codex|-chat-latest)?(-\d{4}-\d{2}-\d{2})?$")
+_O_SERIES = re.compile(r"^o\d")
+
+
+def _effort(model: str, effort: str) -> dict[str, Any]:
+    """The reasoning block for an explicit effort. ``none`` is "do not think": models without a
+    ``none`` level get their lowest one, so it still differs from silence (provider default)."""
+    name = model.rsplit("/", 1)[-1].lower()
+    if effort == "none":
+        if _MINIMAL_ONLY.match(name):
+            return {"effort": "minimal"}
+        if _O_SERIES.match(name):
+            return {"effort": "low"}
+        return {"effort": "none"}
+    level = "high" if effort == "max" else effort
+    return {"effort": level, "summary": "auto"}
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict):
+        return None
+    ind = u.get("input_tokens_details") or {}
+    outd = u.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=int(u.get("input_tokens") or 0),
+        cached_input_tokens=int(ind.get("cached_tokens") or 0),
+        cache_write_tokens=int(ind.get("cache_write_tokens") or 0),
+        output_tokens=int(u.get("output_tokens") or 0),
+        reasoning_tokens=int(outd.get("reasoning_tokens") or 0),
+    )
+
+
+def _incomplete_reason(response: dict[str, Any]) -> str:
+    details = response.get("incomplete_details") or {}
+    return "content_filter" if details.get("reason") == "content_filter" else "length"
+
+
+def _worth_keeping(item: dict[str, Any]) -> bool:
+    """A reasoning item can be replayed with store:false only if it carries its own content
+    (encrypted, or plain reasoning text as DeepSeek sends); a bare id would be "not found"."""
+    return bool(item.get("encrypted_content") or item.get("content"))
+
+
+def _reasoning_texts(item: dict[str, Any]) -> list[str]:
+    out = []
+    for part in item.get("summary") or ():
+        if isinstance(part, dict) and part.get("text"):
+            out.append(part["text"])
+    for part in item.get("content") or ():
+        if isinstance(part, dict) and part.get("text"):
+            out.append(part["text"])
+    return out
+
+
+# --------------------------------------------------------------------------- ChatGPT rate limits
+
+_WINDOWS = {300: "5h", 10080: "weekly", 43200: "monthly", 44640: "monthly"}
+
+
+def _quota_wall(provider: str, frame: dict[str, Any]) -> ProviderError | None:
+    """A ``codex.rate_limits`` frame that says the account cannot be served: the error to raise
+    if the stream then closes without producing anything."""
+    rl = frame.get("rate_limits")
+    if not isinstance(rl, dict):
+        return None
+    windows = [w for w in (rl.get("primary") or rl.get("primary_window"), rl.get("secondary") or rl.get("secondary_window")) if isinstance(w, dict)]
+    credits = frame.get("credits") or rl.get("credits") or {}
+    if isinstance(credits, dict) and (credits.get("has_credits") or credits.get("unlimited")):
+        return None
+    if "limit_reached" in rl or "allowed" in rl:
+        if not (rl.get("limit_reached") and not rl.get("allowed", False)):
+            return None
+    elif not any((w.get("used_percent") or 0) >= 100 for w in windows):
+        return None
+    binding = max(windows, key=lambda w: w.get("used_percent") or 0) if windows else {}
+    retry_after = binding.get("reset_after_seconds")
+    reset_at = binding.get("reset_at")
+    now = time.time()
+    if retry_after is None and isinstance(reset_at, (int, float)):
+        retry_after = max(0.0, reset_at - now)
+    if reset_at is None and isinstance(retry_after, (int, float)):
+        reset_at = now + retry_after
+    minutes = binding.get("window_minutes")
+    if minutes is None and binding.get("limit_window_seconds"):
+        minutes = int(binding["limit_window_seconds"]) // 60
+    window = _WINDOWS.get(int(minutes)) if isinstance(minutes, (int, float)) else None
+    wait = f"; resets in {int(retry_after)} s" if isinstance(retry_after, (int, float)) else ""
+    return ProviderError(
+        provider,
+        ErrorKind.QUOTA,
+        f"{provider}: usage limit reached ({window or 'current'} window){wait}",
+        code="usage_limit_reached",
+        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
+        reset_at=float(reset_at) if isinstance(reset_at, (int, float)) else None,
+        window=window,
+        body=json.dumps(frame)[:2000],
+    )
+
+
+# --------------------------------------------------------------------------- stream state
+
+
+class _Call:
+    __slots__ = ("index", "call_id", "name", "parts")
+
+    def __init__(self, index: int, call_id: str | None, name: str | None, seed: str) -> None:
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+        self.parts = [seed] if seed else []
+
+
+def _tail(streamed: list[str], snapshot: Any) -> str:
+    """What a ``.done`` snapshot adds to what was streamed (never a re-emission)."""
+    if not isinstance(snapshot, str) or not snapshot:
+        return ""
+    sent = "".join(streamed)
+    if len(snapshot) > len(sent) and snapshot.startswith(sent):
+        return snapshot[len(sent):]
+    return ""
+
+
+class ResponsesProvider(WireProvider):
+    """OpenAI Responses (``backend="openai"``) or the ChatGPT backend (``backend="chatgpt"``).
+
+    The session id (``session_id=`` per call, else one per provider instance) is sent as
+    ``prompt_cache_key`` (``cache_key=False`` turns that off) and, when ``session_header`` is
+    set, in that header. On the ChatGPT backend the key is the account's access token
+    (``CHATGPT_ACCESS_TOKEN``); ``account_id`` goes in the ``chatgpt-account-id`` header, the
+    session id also in ``session-id``, ``instructions`` is always sent, every request streams,
+    and ``max_output_tokens`` (which it refuses) is left out.
+    """
+
+    wire = "openai_responses"
+    env_keys = ("OPENAI_API_KEY",)
+    default_base_url = OPENAI_BASE
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        backend: str = "openai",
+        account_id: str | None = None,
+        path: str | None = None,
+        replay_reasoning: bool = True,
+        session_header: str | None = None,
+        cache_key: bool = True,
+        effort: str | None = None,
+        env_keys: Sequence[str] | None = None,
+        id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if backend not in ("openai", "chatgpt"):
+            raise ValueError(f"backend must be 'openai' or 'chatgpt', got {backend!r}")
+        self.backend = backend
+        if backend == "chatgpt":
+            self.env_keys = ("CHATGPT_ACCESS_TOKEN",)
+            base_url = base_url or CHATGPT_BASE
+            session_header = session_header or "session-id"
+        if env_keys is not None:
+            self.env_keys = tuple(env_keys)
+        if effort is not None:
+            CallOptions(effort=effort)  # the same check and message as a per-call effort
+        super().__init__(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            id=id or (CHATGPT_TAG if backend == "chatgpt" else OPENAI_TAG),
+            **kwargs,
+        )
+        self.account_id = account_id
+        self.path = path or "/responses"
+        self.replay_reasoning = replay_reasoning
+        self.session_header = session_header
+        self.cache_key = cache_key
+        self.effort = effort
+
+    @property
+    def replay_tag(self) -> str:
+        """The tag on reasoning items this provider signs and accepts back: its id."""
+        return self.id
+
+    # request ---------------------------------------------------------------
+
+    def build_request(
+        self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
+    ) -> WireRequest:
+        chatgpt = self.backend == "chatgpt"
+        model = opts.model or self.model
+        instructions, items, _ = to_responses_input(messages, self.replay_tag)
+        session = self.session_for(opts)
+        body: dict[str, Any] = {"model": model, "input": items, "store": False, "stream": stream or chatgpt}
+        if instructions or chatgpt:
+            body["instructions"] = instructions
+        if self.replay_reasoning:
+            body["include"] = ["reasoning.encrypted_content"]
+        if tools:
+            body["tools"] = [_tool_to_wire(t) for t in tools]
+            if opts.parallel_tool_calls is False:
+                body["parallel_tool_calls"] = False
+        choice = opts.tool_choice
+        if choice is not None:
+            body["tool_choice"] = choice if isinstance(choice, str) else {"type": "function", "name": choice["name"]}
+        if opts.max_tokens is not None and not chatgpt:
+            body["max_output_tokens"] = opts.max_tokens
+        if opts.temperature is not None:
+            body["temperature"] = opts.temperature
+        if opts.top_p is not None:
+            body["top_p"] = opts.top_p
+        effort = opts.effort if opts.effort is not None else self.effort
+        if effort is not None:
+            body["reasoning"] = _effort(model, effort)
+        if self.cache_key:
+            body["prompt_cache_key"] = session
+        if opts.extra_body:
+            body.update(opts.extra_body)
+        headers: dict[str, str] = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        if stream or chatgpt:
+            headers["accept"] = "text/event-stream"
+        if self.session_header:
+            headers[self.session_header] = session
+        if chatgpt and self.account_id:
+            headers["chatgpt-account-id"] = self.account_id
+        return WireRequest(join_url(self.base_url, self.path), headers, body, stream=stream or chatgpt)
+
+    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
+        if self.backend == "chatgpt":  # the backend only streams
+            return collect_turn(self.create_stream(messages, tools, **options))
+        return super().complete(messages, tools, **options)
+
+    # stream ----------------------------------------------------------------
+
+    def _raise_frame(self, obj: dict[str, Any]) -> ProviderError:
+        """An ``error`` frame. The ChatGPT backend mirrors the HTTP status and its ``x-codex-*``
+        rate-limit headers into the frame; both go to the classifier."""
+        err = obj.get("error")
+        if isinstance(err, dict):
+            payload = dict(err)
+            for k in ("status_code", "status"):
+                if k in obj and k not in payload:
+                    payload[k] = obj[k]
+        else:
+            payload = {k: v for k, v in obj.items() if k not in ("type", "sequence_number", "headers")}
+        headers = obj.get("headers")
+        if not isinstance(headers, dict) and isinstance(err, dict):
+            headers = err.get("headers")
+        if isinstance(headers, dict):
+            payload.pop("headers", None)
+            headers = {str(k).lower(): str(v) for k, v in headers.items()}
+        else:
+            headers = None
+        return stream_error(self.id, payload, secrets=self.secrets, headers=headers)
+
+    def _failed(self, response: dict[str, Any]) -> ProviderError:
+        err = response.get("error")
+        payload = err if isinstance(err, dict) else {"message": "the response failed", "status": response.get("status")}
+        return stream_error(self.id, payload, secrets=self.secrets)
+
+    def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
+        loads = loads_data
+        tag = self.replay_tag
+        keep_items = self.replay_reasoning
+        # text parts streamed so far, by (item id, content index): .done snapshots add only tails
+        texts: dict[Any, list[str]] = {}
+        t_iid: Any = None
+        t_ci: Any = None
+        t_parts: list[str] = []
+        # reasoning parts likewise, keyed (item id, "s"|"c", index); a new key after any
+        # reasoning text starts with a blank line
+        thoughts: dict[Any, list[str]] = {}
+        r_key: Any = None
+        r_parts: list[str] = []
+        r_any = False
+        calls: dict[Any, _Call] = {}
+        n_calls = 0
+        a_iid: Any = None
+        a_call: _Call | None = None
+        produced = False
+        wall: ProviderError | None = None
+        model: str | None = None
+
+        def reasoning(key: Any, text: str) -> ReasoningDelta:
+            nonlocal r_key, r_parts, r_any
+            sep = False
+            if key != r_key:
+                r_key = key
+                r_parts = thoughts.setdefault(key, [])
+                sep = r_any
+            r_parts.append(text)
+            r_any = True
+            return ReasoningDelta(_SEP + text if sep else text)
+
+        def find_call(obj: dict[str, Any], item: dict[str, Any] | None = None) -> _Call | None:
+            src = item if item is not None else obj
+            for key in (src.get("id") if item is not None else obj.get("item_id"), src.get("call_id")):
+                if key is not None:
+                    c = calls.get(key)
+                    if c is not None:
+                        return c
+            oi = obj.get("output_index")
+            return calls.get(("o", oi)) if oi is not None else None
+
+        for ev in events:
+            data = ev.data
+            if data == "[DONE]":
+                continue
+            try:
+                obj = loads(data)
+            except ValueError:
+                continue  # keep-alive or junk: not an event
+            if type(obj) is not dict:
+                continue
+            t = obj.get("type") or ev.event
+
+            # hot paths first ------------------------------------------------
+            if t == "response.output_text.delta" or t == "response.refusal.delta":
+                d = obj.get("delta")
+                if d:
+                    produced = True
+                    iid = obj.get("item_id")
+                    ci = obj.get("content_index", 0)
+                    if iid != t_iid or ci != t_ci:
+                        t_iid, t_ci = iid, ci
+                        t_parts = texts.setdefault((iid, ci), [])
+                    t_parts.append(d)
+                    yield TextDelta(d)
+                continue
+            if t == "response.function_call_arguments.delta":
+                d = obj.get("delta")
+                if d:
+                    produced = True
+                    iid = obj.get("item_id")
+                    if iid is not None and iid == a_iid and a_call is not None:
+                        c = a_call
+                    else:
+                        c = find_call(obj)
+                        if c is None:  # arguments before any skeleton: identity comes at .done
+                            c = _Call(n_calls, None, None, "")
+                            n_calls += 1
+                            calls[iid if iid is not None else ("o", obj.get("output_index"))] = c
+                            if obj.get("output_index") is not None:
+                                calls[("o", obj["output_index"])] = c
+                        a_iid, a_call = iid, c
+                    c.parts.append(d)
+                    yield ToolCallDelta(c.index, None, None, d)
+                continue
+            if t == "response.reasoning_summary_text.delta" or t == "response.reasoning_text.delta":
+                d = obj.get("delta")
+                if d:
+                    produced = True
+                    if t == "response.reasoning_text.delta":
+                        key = (obj.get("item_id"), "c", obj.get("content_index", 0))
+                    else:
+                        key = (obj.get("item_id"), "s", obj.get("summary_index", 0))
+                    yield reasoning(key, d)
+                continue
+
+            # snapshots --------------------------------------------------------
+            if t == "response.output_text.done" or t == "response.refusal.done":
+                key = (obj.get("item_id"), obj.get("content_index", 0))
+                tail = _tail(texts.get(key, ()), obj.get("text") if t == "response.output_text.done" else obj.get("refusal"))
+                if tail:
+                    produced = True
+                    texts.setdefault(key, []).append(tail)
+                    t_iid = None
+                    yield TextDelta(tail)
+                continue
+            if t == "response.reasoning_summary_text.done" or t == "response.reasoning_text.done":
+                if t == "response.reasoning_text.done":
+                    key = (obj.get("item_id"), "c", obj.get("content_index", 0))
+                else:
+                    key = (obj.get("item_id"), "s", obj.get("summary_index", 0))
+                tail = _tail(thoughts.get(key, ()), obj.get("text"))
+                if tail:
+                    produced = True
+                    yield reasoning(key, tail)
+                continue
+            if t == "response.function_call_arguments.done":
+                c = find_call(obj)
+                if c is not None:
+                    tail = _tail(c.parts, obj.get("arguments"))
+                    if tail:
+                        produced = True
+                        c.parts.append(tail)
+                        yield ToolCallDelta(c.index, None, None, tail)
+                continue
+            if t == "response.output_item.added":
+                item = obj.get("item")
+                if not isinstance(item, dict):
+                    continue
+                produced = True
+                if item.get("type") == "function_call":
+                    iid, cid, name = item.get("id"), item.get("call_id"), item.get("name")
+                    seed = item.get("arguments") or ""
+                    c = _Call(n_calls, cid, name, seed)
+                    n_calls += 1
+                    for key in (iid, cid, ("o", obj.get("output_index")) if obj.get("output_index") is not None else None):
+                        if key is not None:
+                            calls[key] = c
+                    yield ToolCallDelta(c.index, cid or None, name or None, seed or None)
+                continue
+            if t == "response.output_item.done":
+                item = obj.get("item")
+                if not isinstance(item, dict):
+                    continue
+                kind = item.get("type")
+                if kind == "function_call":
+                    cid, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
+                    c = find_call(obj, item)
+                    if c is None:
+                        if not cid:
+                            continue  # a call nobody can answer: dropped, not a tool turn
+                        c = _Call(n_calls, cid, name, args or "")
+                        n_calls += 1
+                        calls[cid] = c
+                        if item.get("id"):
+                            calls[item["id"]] = c
+                        produced = True
+                        yield ToolCallDelta(c.index, cid, name or None, args or None)
+                        continue
+                    tail = _tail(c.parts, args)
+                    new_id = cid if cid and cid != c.call_id else None
+                    new_name = name if name and name != c.name else None
+                    if tail:
+                        c.parts.append(tail)
+                    if new_id:
+                        c.call_id = new_id
+                    if new_name:
+                        c.name = new_name
+                    if tail or new_id or new_name:
+                        produced = True
+                        yield ToolCallDelta(c.index, new_id, new_name, tail or None)
+                elif kind == "message":
+                    iid = item.get("id")
+                    for ci, part in enumerate(item.get("content") or ()):
+                        if not isinstance(part, dict):
+                            continue
+                        snap = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
+                        key = (iid, ci)
+                        tail = _tail(texts.get(key, ()), snap)
+                        if tail:
+                            produced = True
+                            texts.setdefault(key, []).append(tail)
+                            t_iid = None
+                            yield TextDelta(tail)
+                elif kind == "reasoning":
+                    iid = item.get("id")
+                    for si, part in enumerate(item.get("summary") or ()):
+                        if isinstance(part, dict):
+                            key = (iid, "s", si)
+                            tail = _tail(thoughts.get(key, ()), part.get("text"))
+                            if tail:
+                                yield reasoning(key, tail)
+                    for ci, part in enumerate(item.get("content") or ()):
+                        if isinstance(part, dict):
+                            key = (iid, "c", ci)
+                            tail = _tail(thoughts.get(key, ()), part.get("text"))
+                            if tail:
+                                yield reasoning(key, tail)
+                    if keep_items and _worth_keeping(item):
+                        yield ReasoningItemsDelta(tag, [item])
+                continue
+
+            # lifecycle --------------------------------------------------------
+            if t == "response.created" or t == "response.in_progress":
+                r = obj.get("response")
+                if isinstance(r, dict) and r.get("model") and r["model"] != model:
+                    model = r["model"]
+                    yield ModelInfo(model)
+                continue
+            if t in ("response.completed", "response.done", "response.incomplete"):
+                r = obj.get("response")
+                if not isinstance(r, dict):
+                    r = {}
+                status = r.get("status")
+                if status == "failed" or r.get("error"):
+                    raise self._failed(r)
+                if r.get("model") and r["model"] != model:
+                    yield ModelInfo(r["model"])
+                u = _usage(r.get("usage"))
+                if u is not None:
+                    yield UsageUpdate(u)
+                if t == "response.incomplete" or status == "incomplete":
+                    yield Finish(_incomplete_reason(r))
+                else:
+                    yield Finish("tool_calls" if n_calls else "stop")
+                return
+            if t == "response.failed":
+                r = obj.get("response")
+                raise self._failed(r if isinstance(r, dict) else {})
+            if t == "error" or t == "response.error":
+                raise self._raise_frame(obj)
+            if t == "codex.rate_limits":
+                wall = _quota_wall(self.id, obj) or wall
+                continue
+            # anything else (content_part.*, summary_part.*, annotations, keep-alives): nothing new
+
+        if wall is not None and not produced:
+            raise wall
+        raise ProviderError(self.id, ErrorKind.NETWORK, f"{self.id}: the stream ended before the turn did")
+
+    # whole response -----------------------------------------------------------
+
+    def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
+        if not isinstance(data, dict):
+            raise ProviderError(self.id, ErrorKind.OVERLOAD, f"{self.id}: the response was not a JSON object")
+        if isinstance(data.get("error"), dict) and not data.get("output"):
+            raise stream_error(self.id, data["error"], secrets=self.secrets)
+        if data.get("status") == "failed":
+            raise self._failed(data)
+        if data.get("model"):
+            yield ModelInfo(data["model"])
+        n_calls = 0
+        said = False
+        for item in data.get("output") or ():
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind == "reasoning":
+                texts = _reasoning_texts(item)
+                if texts:
+                    yield ReasoningDelta((_SEP if said else "") + _SEP.join(texts))
+                    said = True
+                if self.replay_reasoning and _worth_keeping(item):
+                    yield ReasoningItemsDelta(self.replay_tag, [item])
+            elif kind == "message":
+                for part in item.get("content") or ():
+                    if isinstance(part, dict):
+                        text = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
+                        if text:
+                            yield TextDelta(text)
+            elif kind == "function_call":
+                if not item.get("call_id"):
+                    continue
+                yield ToolCallDelta(n_calls, item["call_id"], item.get("name") or None, item.get("arguments") or None)
+                n_calls += 1
+        u = _usage(data.get("usage"))
+        if u is not None:
+            yield UsageUpdate(u)
+        if data.get("status") == "incomplete":
+            yield Finish(_incomplete_reason(data))
+        else:
+            yield Finish("tool_calls" if n_calls else "stop")
+
+
+# --------------------------------------------------------------------------- importer
+
+
+def _text_of_parts(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise ValueError(f"{where}: content must be a string or a list of parts")
+    out = []
+    for j, p in enumerate(content):
+        if not isinstance(p, dict):
+            raise ValueError(f"{where}, part {j}: a content part must be an object")
+        if p.get("type") in ("input_text", "output_text", "text"):
+            out.append(p.get("text") or "")
+        elif p.get("type") == "refusal":
+            out.append(p.get("refusal") or "")
+        else:
+            raise ValueError(f"{where}, part {j}: a {p.get('type')!r} part cannot go in this message")
+    return "".join(out)
+
+
+_DATA_URI = re.compile(r"^data:([^;,]+);base64,(.*)$", re.S)
+
+
+def _image(url: Any, where: str) -> ImagePart:
+    m = _DATA_URI.match(url) if isinstance(url, str) else None
+    if m is None:
+        raise ValueError(
+            f"{where}: only inline base64 images (data: URIs) can be imported; download the image "
+            "and pass it as a data URI"
+        )
+    return ImagePart(m.group(1), m.group(2))
+
+
+def _user_parts(content: Any, where: str) -> str | list[Any]:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise ValueError(f"{where}: content must be a string or a list of parts")
+    parts: list[Any] = []
+    for j, p in enumerate(content):
+        w = f"{where}, part {j}"
+        kind = p.get("type") if isinstance(p, dict) else None
+        if kind in ("input_text", "text"):
+            parts.append(TextPart(p.get("text") or ""))
+        elif kind == "input_image":
+            parts.append(_image(p.get("image_url"), w))
+        elif kind == "input_file":
+            m = _DATA_URI.match(p.get("file_data") or "")
+            if m is None:
+                raise ValueError(f"{w}: only inline files (file_data as a data: URI) can be imported")
+            parts.append(FilePart(m.group(1), m.group(2), p.get("filename")))
+        else:
+            raise ValueError(f"{w}: unknown user content part {kind!r}")
+    return parts
+
+
+def from_responses_input(
+    input: str | Sequence[dict[str, Any]], instructions: str | None = None, *, provider: str = OPENAI_TAG
+) -> list[Message]:
+    """A Responses ``input`` (plus ``instructions``) as canonical messages, losslessly for what
+    the canonical shape holds: reasoning items whole (tagged ``provider``), call ids, images.
+
+    Consecutive assistant items (reasoning, message, function calls) form one assistant turn; a
+    second message, or reasoning after calls, starts another. Items the canonical shape cannot
+    hold (hosted tool calls, item references) are refused with the index, never dropped.
+    """
+    out: list[Message] = []
+    if instructions:
+        out.append(SystemMessage(instructions))
+    if isinstance(input, str):
+        out.append(UserMessage(input))
+        return out
+    if not isinstance(input, (list, tuple)):
+        raise ValueError("input must be a string or a list of input items")
+    names: dict[str, str] = {}
+    cur: AssistantMessage | None = None
+
+    def assistant() -> AssistantMessage:
+        nonlocal cur
+        if cur is None:
+            cur = AssistantMessage()
+            out.append(cur)
+        return cur
+
+    for i, item in enumerate(input):
+        where = f"input[{i}]"
+        if not isinstance(item, dict):
+            raise ValueError(f"{where}: an input item must be an object")
+        kind = item.get("type")
+        role = item.get("role")
+        if kind in (None, "message") and role in ("system", "developer"):
+            cur = None
+            out.append(SystemMessage(_text_of_parts(item.get("content"), where)))
+        elif kind in (None, "message") and role == "user":
+            cur = None
+            out.append(UserMessage(_user_parts(item.get("content"), where)))
+        elif kind in (None, "message") and role == "assistant":
+            text = _text_of_parts(item.get("content"), where)
+            a = cur
+            if a is not None and (a.content or a.tool_calls):
+                cur = None
+            a = assistant()
+            a.content += text
+        elif kind == "reasoning":
+            a = cur
+            if a is not None and a.tool_calls:
+                cur = None
+            a = assistant()
+            if a.reasoning_items is None:
+                a.reasoning_items = ReasoningItems(provider, [])
+            a.reasoning_items.items.append(copy.deepcopy(item))
+            texts = _reasoning_texts(item)
+            if texts:
+                joined = _SEP.join(texts)
+                a.reasoning = joined if not a.reasoning else a.reasoning + _SEP + joined
+        elif kind == "function_call":
+            call_id = item.get("call_id") or item.get("id")
+            if not call_id or not item.get("name"):
+                raise ValueError(f"{where}: a function_call needs a call_id and a name")
+            a = assistant()
+            a.tool_calls = (a.tool_calls or []) + [ToolCall(call_id, item["name"], item.get("arguments") or "")]
+            names[call_id] = item["name"]
+        elif kind == "function_call_output":
+            cur = None
+            call_id = item.get("call_id")
+            if not call_id:
+                raise ValueError(f"{where}: a function_call_output needs a call_id")
+            output = item.get("output")
+            images: list[ImagePart] = []
+            if isinstance(output, list):
+                texts = []
+                for j, p in enumerate(output):
+                    if isinstance(p, dict) and p.get("type") == "input_image":
+                        images.append(_image(p.get("image_url"), f"{where}, output {j}"))
+                    elif isinstance(p, dict) and p.get("type") in ("input_text", "output_text", "text"):
+                        texts.append(p.get("text") or "")
+                    else:
+                        raise ValueError(f"{where}, output {j}: unsupported output part")
+                output = "".join(texts)
+            elif not isinstance(output, str):
+                output = json.dumps(output, ensure_ascii=False)
+            out.append(ToolMessage(call_id, names.get(call_id, ""), output, images or None))
+        else:
+            raise ValueError(
+                f"{where}: items of type {kind!r} cannot be represented in a canonical history "
+                "(only messages, reasoning, function_call and function_call_output)"
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- replay and conformance
+
+# "minimal" is what "none" becomes on models without a none level (see _effort)
+_EFFORT_BACK = {"minimal": "none", "xhigh": "max"}
+
+
+def matches(url: str) -> bool:
+    """A recorded request URL on this wire: a POST to ``.../responses``."""
+    return urlsplit(url).path.rstrip("/").endswith("/responses")
+
+
+def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
+    """A recorded Responses request read back into canonical messages, tools and options."""
+    messages = from_responses_input(body.get("input") or [], body.get("instructions"))
+    tools = None
+    if body.get("tools"):
+        tools = []
+        for t in body["tools"]:
+            if isinstance(t, dict) and t.get("type") == "function":
+                tools.append(ToolDefinition(t["name"], t.get("description") or "", t.get("parameters") or {}))
+    opts: dict[str, Any] = {}
+    if body.get("model"):
+        opts["model"] = body["model"]
+    effort = (body.get("reasoning") or {}).get("effort")
+    if effort:
+        opts["effort"] = _EFFORT_BACK.get(effort, effort)
+    for src, dst in (("max_output_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p"),
+                     ("parallel_tool_calls", "parallel_tool_calls")):
+        if body.get(src) is not None:
+            opts[dst] = body[src]
+    choice = body.get("tool_choice")
+    if isinstance(choice, str):
+        opts["tool_choice"] = choice
+    elif isinstance(choice, dict) and choice.get("name"):
+        opts["tool_choice"] = {"name": choice["name"]}
+    return ImportedRequest(messages, tools, opts, body.get("model"), bool(body.get("stream", False)))
+
+
+def replay_provider(url: str, body: dict[str, Any], transport: Any) -> ResponsesProvider:
+    """A provider aimed at the recorded endpoint (same host and path), with a dummy key."""
+    parts = urlsplit(url)
+    path = parts.path
+    cut = path.rstrip("/").rfind("/responses")
+    base = f"{parts.scheme}://{parts.netloc}{path[:cut]}"
+    backend = "chatgpt" if parts.netloc.endswith("chatgpt.com") else "openai"
+    return ResponsesProvider(
+        model=body.get("model") or "replay-model",
+        api_key="replay-key",
+        base_url=base,
+        backend=backend,
+        transport=transport,
+    )

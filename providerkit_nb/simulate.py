@@ -1,0 +1,489 @@
+"""Deterministic faults, for showing (and teaching) what survives a crash.
+
+Each fault breaks a conversation the way real ones break: a stream cut after n chunks, a tool
+that raises, a Stop between a tool's start and its saved result, a process killed with SIGKILL
+mid-tool, a stream that stalls until the watchdog hangs up. ``lesson(name)`` runs one of them
+end to end on a store and reports what was saved, what repair changes and what the model is
+told. ``ScriptedProvider`` streams turns you wrote, so lessons run offline and the same way
+every time; the faults also wrap any real provider.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .core.errors import ErrorKind, ProviderError
+from .core.messages import Message, ToolMessage
+from .core.repair import (
+    INTERRUPTED_MAY_HAVE_RUN,
+    INTERRUPTED_READ_ONLY,
+    RESULT_TO_NOTE,
+    Repaired,
+    repair_history,
+)
+from .core.tools import Tool, ToolDefinition, ToolRegistry, define_tool
+from .core.turn import (
+    Chunk,
+    Finish,
+    ModelInfo,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+    UsageUpdate,
+)
+from .providers.base import CallOptions, ChunkStream, Provider
+
+__all__ = [
+    "ScriptedProvider",
+    "text_turn",
+    "call_turn",
+    "cut_stream",
+    "stalled_stream",
+    "raise_in_tool",
+    "stop_in_tool",
+    "kill_process",
+    "lesson",
+    "Lesson",
+    "LESSONS",
+    "demo_tools",
+]
+
+
+# --------------------------------------------------------------------------- scripted turns
+
+
+def text_turn(text: str, *, pieces: int = 4, model: str = "scripted-1") -> list[Chunk]:
+    """The chunks of an answer without calls, cut into ``pieces`` deltas."""
+    size = max(1, -(-len(text) // max(1, pieces)))
+    chunks: list[Chunk] = [ModelInfo(model)]
+    chunks += [TextDelta(text[i : i + size]) for i in range(0, len(text), size)]
+    chunks += [UsageUpdate(Usage(input_tokens=100, output_tokens=len(text) // 4 + 1)), Finish("stop")]
+    return chunks
+
+
+def call_turn(
+    calls: Sequence[tuple[str, dict[str, Any]]], *, text: str = "", id_prefix: str = "call_", model: str = "scripted-1"
+) -> list[Chunk]:
+    """The chunks of a turn that calls tools; arguments arrive in two fragments each."""
+    chunks: list[Chunk] = [ModelInfo(model)]
+    if text:
+        chunks.append(TextDelta(text))
+    for i, (name, args) in enumerate(calls):
+        raw = json.dumps(args)
+        half = len(raw) // 2
+        chunks.append(ToolCallDelta(i, f"{id_prefix}{i + 1}", name, raw[:half]))
+        chunks.append(ToolCallDelta(i, None, None, raw[half:]))
+    chunks += [UsageUpdate(Usage(input_tokens=120, output_tokens=30)), Finish("tool_calls")]
+    return chunks
+
+
+class _FakeResponse:
+    """Lets ``ChunkStream.abort()`` wake a stalled scripted stream, as it wakes a socket read."""
+
+    def __init__(self) -> None:
+        self.aborted = threading.Event()
+
+    def abort(self) -> None:
+        self.aborted.set()
+
+    def close(self) -> None:
+        self.aborted.set()
+
+
+class ScriptedProvider(Provider):
+    """Streams the scripted turns one call after another (offline, deterministic).
+
+    ``requests`` records the messages of every call, so a lesson can show what the model was
+    sent. ``delay`` sleeps between chunks, for a visible live display.
+    """
+
+    def __init__(self, turns: Sequence[Sequence[Chunk]], *, id: str = "scripted", model: str = "scripted-1", delay: float = 0.0) -> None:
+        self.id = id
+        self.model = model
+        self.instance_session_id = str(uuid.uuid4())
+        self._turns = [list(t) for t in turns]
+        self._next = 0
+        self._lock = threading.Lock()
+        self.delay = delay
+        self.requests: list[list[Message]] = []
+        self.session_ids: list[str] = []
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns) - self._next
+
+    def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
+        with self._lock:
+            if self._next >= len(self._turns):
+                raise ProviderError(
+                    self.id, ErrorKind.INVALID, f"{self.id}: the script has no turn {self._next + 1}"
+                )
+            chunks = self._turns[self._next]
+            self._next += 1
+        self.requests.append(list(messages))
+        self.session_ids.append(opts.session_id or self.instance_session_id)
+        delay = self.delay
+
+        def run(stream: ChunkStream) -> Iterator[Chunk]:
+            stream.opened_at = stream.first_byte_at = time.monotonic()
+            for c in chunks:
+                if delay:
+                    time.sleep(delay)
+                stream.last_byte_at = time.monotonic()
+                yield c
+
+        return ChunkStream(run, provider=self.id)
+
+
+# --------------------------------------------------------------------------- stream faults
+
+
+class _Faulty(Provider):
+    def __init__(self, inner: Provider, body: Callable[[ChunkStream, ChunkStream], Iterator[Chunk]]) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.model = inner.model
+        self.instance_session_id = inner.instance_session_id
+        self._body = body
+
+    def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
+        inner = self.inner._open(messages, tools, opts)
+
+        def run(stream: ChunkStream) -> Iterator[Chunk]:
+            try:
+                yield from self._body(stream, inner)
+            finally:
+                inner.close()
+
+        return ChunkStream(run, provider=self.id)
+
+
+def cut_stream(provider: Provider, after: int) -> Provider:
+    """The connection drops after ``after`` chunks: the reader gets a ``network`` error."""
+    if after < 0:
+        raise ValueError("after must be >= 0")
+
+    def body(stream: ChunkStream, inner: ChunkStream) -> Iterator[Chunk]:
+        for n, chunk in enumerate(inner):
+            if n >= after:
+                raise ProviderError(
+                    provider.id,
+                    ErrorKind.NETWORK,
+                    f"{provider.id}: simulated: the connection was cut after {after} chunks",
+                )
+            yield chunk
+        raise ProviderError(provider.id, ErrorKind.NETWORK, f"{provider.id}: simulated cut came after the end")
+
+    return _Faulty(provider, body)
+
+
+def stalled_stream(provider: Provider, after: int, *, limit: float = 600.0) -> Provider:
+    """After ``after`` chunks the server goes silent until someone hangs up (the watchdog's
+    ``abort()``), or ``limit`` seconds pass. Hanging up surfaces as a ``network`` error."""
+
+    def body(stream: ChunkStream, inner: ChunkStream) -> Iterator[Chunk]:
+        fake = _FakeResponse()
+        stream.response = fake
+        stream.opened_at = time.monotonic()
+        for n, chunk in enumerate(inner):
+            if n >= after:
+                if fake.aborted.wait(limit):
+                    raise ProviderError(provider.id, ErrorKind.NETWORK, f"{provider.id}: the connection was hung up")
+                raise ProviderError(provider.id, ErrorKind.TIMEOUT, f"{provider.id}: simulated stall ran out")
+            now = time.monotonic()
+            if stream.first_byte_at is None:
+                stream.first_byte_at = now
+            stream.last_byte_at = now
+            yield chunk
+
+    return _Faulty(provider, body)
+
+
+# --------------------------------------------------------------------------- tool faults
+
+
+def raise_in_tool(t: Tool, error: BaseException | None = None) -> Tool:
+    """The tool raises; ``ToolRegistry.run`` turns that into a tool message saying so."""
+    exc = error or RuntimeError(f"simulated failure inside {t.name}")
+
+    def run(arguments: dict[str, Any]) -> Any:
+        raise exc
+
+    return define_tool(t.name, t.description, t.input_schema, run, is_read_only=t.is_read_only, timeout=t.timeout)
+
+
+def stop_in_tool(t: Tool, *, effect: Callable[[dict[str, Any]], Any] | None = None) -> Tool:
+    """The tool starts (and may do its effect), then the Stop button lands before its result is
+    saved: KeyboardInterrupt, exactly as Jupyter delivers it."""
+
+    def run(arguments: dict[str, Any]) -> Any:
+        if effect is not None:
+            effect(arguments)
+        else:
+            t.run(arguments)
+        raise KeyboardInterrupt
+
+    return define_tool(t.name, t.description, t.input_schema, run, is_read_only=t.is_read_only, timeout=t.timeout)
+
+
+# --------------------------------------------------------------------------- a tiny workspace
+
+
+def demo_tools(files: dict[str, str] | None = None) -> tuple[ToolRegistry, dict[str, str]]:
+    """``read_file`` (read-only) and ``write_file`` (changes the workspace) over a dict."""
+    workspace = files if files is not None else {"README.md": "# Hello\nThis project streams turns."}
+
+    def read_file(arguments: dict[str, Any]) -> str:
+        path = arguments["path"]
+        if path not in workspace:
+            return f"no such file: {path}"
+        return workspace[path]
+
+    def write_file(arguments: dict[str, Any]) -> str:
+        workspace[arguments["path"]] = arguments["content"]
+        return f"wrote {len(arguments['content'])} characters to {arguments['path']}"
+
+    schema_read = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    schema_write = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+    }
+    return (
+        ToolRegistry(
+            [
+                define_tool("read_file", "Read a file of the workspace.", schema_read, read_file, is_read_only=True),
+                define_tool("write_file", "Write a file of the workspace.", schema_write, write_file),
+            ]
+        ),
+        workspace,
+    )
+
+
+# --------------------------------------------------------------------------- process kill
+
+
+@dataclass
+class KillReport:
+    path: str
+    conversation_id: str
+    killed_at: str
+    reported_saved: int  # messages the child said were durable before it died
+    returncode: int | None
+
+
+_CHILD = r"""
+import sys, time
+import providerkit_nb as pk
+from providerkit_nb import simulate
+
+path, cid = sys.argv[1], sys.argv[2]
+store = pk.NotebookStore(path)
+tools, _ = simulate.demo_tools()
+
+def slow_write(arguments):
+    print("TOOL_STARTED", flush=True)
+    time.sleep(60)   # the parent kills us here
+    return "never"
+
+tools = pk.ToolRegistry([tools.get("read_file"), pk.define_tool("write_file", "Write a file.", tools.get("write_file").input_schema, slow_write)])
+provider = simulate.ScriptedProvider([
+    simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "done"})]),
+])
+
+class Announcing:
+    def __init__(self, store): self.store = store
+    def __getattr__(self, name): return getattr(self.store, name)
+    def save(self, cid, message):
+        saved = self.store.save(cid, message)
+        print("SAVED", message.role, flush=True)
+        return saved
+
+convo = pk.Conversation(Announcing(store), cid, provider, tools, system="You edit files.", display=False)
+convo.send("Read README.md, then write NOTES.md.")
+"""
+
+
+def kill_process(path: str | Path, conversation_id: str = "killed", *, timeout: float = 30.0) -> KillReport:
+    """Run a real conversation in a child process and SIGKILL it while a tool is running.
+
+    The store file at ``path`` then holds what the child saved before it died; load it and
+    repair it to see what a restarted kernel would send.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(path), conversation_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    saved = 0
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:
+            if line.startswith("SAVED"):
+                saved += 1
+            if line.startswith("TOOL_STARTED"):
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            if time.monotonic() > deadline:
+                break
+        else:
+            err = proc.stderr.read() if proc.stderr else ""
+            raise RuntimeError(f"the child process ended before its tool started:\n{err[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+    return KillReport(str(path), conversation_id, "inside write_file", saved, proc.returncode)
+
+
+# --------------------------------------------------------------------------- lessons
+
+
+@dataclass
+class Lesson:
+    """What one fault did: the error seen, what the store kept, what repair changes, and what
+    the model is told when the conversation is sent again."""
+
+    name: str
+    summary: str
+    error: str | None
+    saved: list[Message]
+    repaired: Repaired
+    told: list[str] = field(default_factory=list)
+    after_resume: list[Message] | None = None
+
+    def frames(self) -> dict[str, Any]:
+        from .notebook import frames
+
+        return {
+            "saved": frames.history_frame(self.saved),
+            "repaired": frames.history_frame(self.repaired.messages),
+            "changes": frames.changes_frame(self.repaired),
+            "interrupted": frames.interrupted_frame(self.repaired),
+        }
+
+    def view(self) -> Any:
+        from .notebook.widgets import HistoryView
+
+        return HistoryView(self.saved, is_read_only=_READ_ONLY, title=f"lesson: {self.name}")
+
+    def __str__(self) -> str:
+        lines = [f"== {self.name}: {self.summary}"]
+        if self.error:
+            lines.append(f"   error seen: {self.error}")
+        lines.append(f"   saved: {len(self.saved)} messages; repair made {len(self.repaired.changes)} change(s)")
+        for t in self.told:
+            lines.append(f"   model is told: {t}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        import html as _html
+
+        told = "".join(f"<li>{_html.escape(t)}</li>" for t in self.told)
+        return (
+            f"<div><b>{_html.escape(self.name)}</b>: {_html.escape(self.summary)}<br>"
+            f"error seen: <code>{_html.escape(self.error or 'none')}</code><br>"
+            f"saved {len(self.saved)} messages; repair made {len(self.repaired.changes)} change(s)"
+            f"<ul>{told}</ul></div>"
+        )
+
+
+def _READ_ONLY(name: str) -> bool:
+    return name == "read_file"
+
+
+def _told(repaired: Repaired) -> list[str]:
+    out = []
+    for m in repaired.messages:
+        if isinstance(m, ToolMessage) and m.content in (INTERRUPTED_READ_ONLY, INTERRUPTED_MAY_HAVE_RUN):
+            out.append(f"{m.name} [{m.tool_call_id}]: {m.content}")
+    for c in repaired.changes:
+        if c.kind == RESULT_TO_NOTE:
+            out.append(f"(a result without its call became a user note) {getattr(c, 'detail', '')}")
+    return out
+
+
+LESSONS = ("cut_stream", "tool_error", "stop_in_tool", "kill_process", "stalled_stream")
+
+
+def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -> Lesson:
+    """Break a conversation one way and report what survived. ``name`` is one of LESSONS."""
+    from .conversation import Conversation
+    from .store.memory import MemoryStore
+
+    if name not in LESSONS:
+        raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(LESSONS)}")
+    cid = f"lesson-{name}"
+    tools, _workspace = demo_tools()
+    ask = "Read README.md, then write NOTES.md with a summary."
+    two_calls = call_turn(
+        [("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "A summary."})]
+    )
+    error: str | None = None
+
+    if name == "kill_process":
+        folder = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="pk-lesson-"))
+        path = folder / "killed.providerkit.sqlite"
+        report = kill_process(path, cid)
+        from .store.sqlite import NotebookStore
+
+        with NotebookStore(path) as killed:
+            saved = killed.load(cid)
+        repaired = repair_history(saved, is_read_only=_READ_ONLY)
+        return Lesson(
+            name,
+            f"the process was killed with SIGKILL inside write_file (exit {report.returncode}); "
+            f"it had reported {report.reported_saved} saves",
+            "SIGKILL",
+            saved,
+            repaired,
+            _told(repaired),
+        )
+
+    store = store if store is not None else MemoryStore()
+    if name == "cut_stream":
+        provider: Provider = cut_stream(ScriptedProvider([text_turn("The README says hello and describes streaming.")]), after=2)
+        summary = "the connection dropped after 2 chunks of the answer: nothing of it was saved"
+    elif name == "tool_error":
+        tools = ToolRegistry([tools.get("read_file"), raise_in_tool(tools.get("write_file"))])
+        provider = ScriptedProvider([two_calls, text_turn("Writing failed; I will tell the user.")])
+        summary = "write_file raised: the error became its result and the turn went on"
+    elif name == "stop_in_tool":
+        tools = ToolRegistry([tools.get("read_file"), stop_in_tool(tools.get("write_file"))])
+        provider = ScriptedProvider([two_calls])
+        summary = "Stop was pressed inside write_file after it wrote: its result was never saved"
+    else:  # stalled_stream
+        from .wrappers.watchdog import with_watchdog
+
+        provider = with_watchdog(
+            stalled_stream(ScriptedProvider([text_turn("This answer will stall.")]), after=2), idle=0.5
+        )
+        summary = "the stream went silent after 2 chunks; the watchdog hung up after 0.5 s idle"
+
+    convo = Conversation(store, cid, provider, tools, system="You edit files.", display=False)
+    try:
+        convo.send(ask)
+    except KeyboardInterrupt:
+        error = "KeyboardInterrupt (the Stop button)"
+    except ProviderError as exc:
+        error = f"ProviderError({exc.kind.value}): {exc}"
+    saved = store.load(cid)
+    repaired = repair_history(saved, is_read_only=_READ_ONLY)
+    return Lesson(name, summary, error, saved, repaired, _told(repaired))

@@ -1,0 +1,305 @@
+"""PostgresStore: the Store interface on a PostgreSQL server, for when one machine is not enough.
+
+Same semantics as NotebookStore. A save is one autocommit INSERT that computes the next seq from
+the rows already committed; the unique (conversation_id, seq) key makes a concurrent writer that
+picked the same seq wait and fail, and that writer simply retries, so no message is lost or
+reordered and a save costs one round trip. Tables are prefixed ``providerkit_`` and may live in
+their own schema (``schema=``); their version is kept in ``providerkit_schema`` with numbered
+migrations, and a database from a newer version is refused untouched.
+
+psycopg 3 is imported when a store is opened (install the ``postgres`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from .base import (
+    BaseStore,
+    ConversationInfo,
+    ConversationMeta,
+    SavedMessage,
+    StoredMessage,
+    StoreError,
+    StoreLockedError,
+    StoreVersionError,
+    merge_meta,
+    newest_first,
+    now_utc,
+)
+
+__all__ = ["PostgresStore", "MIGRATIONS"]
+
+_MIGRATION_LOCK = 0x706B6E62  # advisory lock key held while migrating
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE providerkit_messages (
+            conversation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            hash TEXT NOT NULL,
+            body TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, seq)
+        )""",
+        "CREATE INDEX providerkit_messages_by_hash ON providerkit_messages (conversation_id, hash, seq)",
+        """CREATE TABLE providerkit_conversations (
+            id TEXT PRIMARY KEY,
+            session_id TEXT,
+            title TEXT,
+            model TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            updated_at TIMESTAMPTZ NOT NULL
+        )""",
+        """CREATE TABLE providerkit_lost_turns (
+            id BIGSERIAL PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            error TEXT NOT NULL,
+            turn TEXT NOT NULL
+        )""",
+        "CREATE INDEX providerkit_lost_turns_by_conversation ON providerkit_lost_turns (conversation_id, id)",
+    ),
+)
+
+_INSERT = """
+INSERT INTO providerkit_messages (conversation_id, seq, created_at, hash, body)
+SELECT %(cid)s, coalesce(max(seq), 0) + 1, %(at)s, %(hash)s, %(body)s
+FROM providerkit_messages WHERE conversation_id = %(cid)s
+RETURNING seq, (SELECT max(seq) FROM providerkit_messages
+                WHERE conversation_id = %(cid)s AND hash = %(hash)s)
+"""
+
+
+def describe_dsn(dsn: str) -> str:
+    """user@host:port/dbname, never the password (a DSN may carry one)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        d = conninfo_to_dict(dsn)
+    except Exception:
+        return "postgresql://<unparsed dsn>"
+    user = f"{d['user']}@" if d.get("user") else ""
+    port = f":{d['port']}" if d.get("port") else ""
+    return f"postgresql://{user}{d.get('host', '')}{port}/{d.get('dbname', '')}"
+
+
+class PostgresStore(BaseStore):
+    """``PostgresStore(dsn, schema=None)``: one connection, thread-safe behind a lock."""
+
+    def __init__(
+        self, dsn: str, *, schema: str | None = None, connect_timeout: float = 5.0,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        try:
+            import psycopg
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise StoreError(
+                "PostgresStore needs psycopg 3: pip install 'providerkit_nb[postgres]'"
+            ) from exc
+        self._pg = psycopg
+        self.where = describe_dsn(dsn)
+        self.schema = schema
+        self._lock = threading.RLock()
+        try:
+            self._conn = psycopg.connect(
+                dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
+            )
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"{self.where}: cannot connect ({_first_line(exc)}). Check that the server is "
+                "running and the DSN is right (scripts/pg-test-server.sh starts a local one)."
+            ) from None
+        try:
+            c = self._conn
+            c.execute("SET TIME ZONE 'UTC'")
+            c.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
+            if schema is not None:
+                ident = psycopg.sql.Identifier(schema)
+                c.execute(psycopg.sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                c.execute(psycopg.sql.SQL("SET search_path TO {}").format(ident))
+            self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __repr__(self) -> str:
+        schema = f", schema={self.schema!r}" if self.schema else ""
+        state = ", closed" if self.closed else ""
+        return f"PostgresStore({self.where!r}{schema}{state})"
+
+    # ---- plumbing
+
+    def _fail(self, exc: Exception, doing: str) -> StoreError:
+        pg = self._pg
+        if isinstance(exc, pg.errors.LockNotAvailable):
+            return StoreLockedError(
+                f"{self.where}: a lock stayed taken while trying to {doing} ({_first_line(exc)}). "
+                "Another client holds a long transaction; finish it or raise lock_timeout."
+            )
+        return StoreError(f"{self.where}: failed to {doing} ({_first_line(exc)}). Nothing was "
+                          "changed by this call.")
+
+    @contextmanager
+    def _cursor(self, doing: str, *, transaction: bool = False) -> Iterator[Any]:
+        with self._lock:
+            self._check_open()
+            try:
+                if transaction:
+                    with self._conn.transaction(), self._conn.cursor() as cur:
+                        yield cur
+                else:
+                    with self._conn.cursor() as cur:
+                        yield cur
+            except self._pg.Error as exc:
+                raise self._fail(exc, doing) from exc
+
+    def _migrate(self) -> None:
+        with self._cursor("migrate the schema", transaction=True) as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur.execute("CREATE TABLE IF NOT EXISTS providerkit_schema (version INTEGER NOT NULL)")
+            cur.execute("SELECT max(version) FROM providerkit_schema")
+            version = cur.fetchone()[0] or 0
+            if version > len(MIGRATIONS):
+                raise StoreVersionError(
+                    f"{self!r}: the tables were written by a newer providerkit_nb (schema "
+                    f"{version}; this one knows up to {len(MIGRATIONS)}). They were not changed; "
+                    "upgrade providerkit_nb to use them."
+                )
+            for number in range(version, len(MIGRATIONS)):
+                for stmt in MIGRATIONS[number]:
+                    cur.execute(stmt)
+                cur.execute("INSERT INTO providerkit_schema (version) VALUES (%s)", (number + 1,))
+
+    @property
+    def schema_version(self) -> int:
+        with self._cursor("read the schema version") as cur:
+            cur.execute("SELECT max(version) FROM providerkit_schema")
+            return int(cur.fetchone()[0] or 0)
+
+    # ---- primitives
+
+    def _append(
+        self, conversation_id: str, text: str, digest: str, created_at: datetime | None
+    ) -> SavedMessage:
+        at = created_at or now_utc()
+        params = {"cid": conversation_id, "at": at, "hash": digest, "body": text}
+        unique = self._pg.errors.UniqueViolation
+        with self._lock:
+            for _ in range(1000):
+                try:
+                    with self._cursor("save a message") as cur:
+                        cur.execute(_INSERT, params)
+                        seq, dup = cur.fetchone()
+                    return SavedMessage(seq, digest, at, dup)
+                except StoreError as exc:
+                    if not isinstance(exc.__cause__, unique):
+                        raise
+                    # another writer took this seq first; read again and take the next one
+        raise StoreLockedError(f"{self.where}: conversation {conversation_id!r} is being written "
+                               "too fast by other clients to append; try again")
+
+    def records(self, conversation_id: str) -> list[StoredMessage]:
+        with self._cursor("load a conversation") as cur:
+            cur.execute(
+                "SELECT seq, hash, created_at, body FROM providerkit_messages "
+                "WHERE conversation_id = %s ORDER BY seq",
+                (conversation_id,),
+            )
+            return [StoredMessage(s, h, t, b) for s, h, t, b in cur.fetchall()]
+
+    def conversations(self) -> list[ConversationInfo]:
+        with self._cursor("list conversations") as cur:
+            cur.execute(
+                """
+                WITH m AS (SELECT conversation_id AS id, count(*) AS n, max(created_at) AS last
+                           FROM providerkit_messages GROUP BY conversation_id)
+                SELECT coalesce(m.id, c.id), coalesce(m.n, 0), coalesce(m.last, c.updated_at),
+                       c.session_id, c.title, c.model, c.tags
+                FROM m FULL OUTER JOIN providerkit_conversations c ON c.id = m.id
+                """
+            )
+            rows = cur.fetchall()
+        return newest_first([
+            ConversationInfo(cid, n, at, sid, title, model, json.loads(tags) if tags else [])
+            for cid, n, at, sid, title, model, tags in rows
+        ])
+
+    def _delete(self, conversation_id: str) -> int:
+        with self._cursor("delete a conversation", transaction=True) as cur:
+            cur.execute("DELETE FROM providerkit_messages WHERE conversation_id = %s", (conversation_id,))
+            n = cur.rowcount
+            cur.execute("DELETE FROM providerkit_conversations WHERE id = %s", (conversation_id,))
+            cur.execute("DELETE FROM providerkit_lost_turns WHERE conversation_id = %s", (conversation_id,))
+        return n
+
+    _META_SQL = "SELECT session_id, title, model, tags FROM providerkit_conversations WHERE id = %s"
+
+    @staticmethod
+    def _meta_of(row: Sequence[Any] | None) -> ConversationMeta | None:
+        return None if row is None else ConversationMeta(row[0], row[1], row[2], json.loads(row[3]))
+
+    def _read_meta(self, conversation_id: str) -> ConversationMeta | None:
+        with self._cursor("read metadata") as cur:
+            cur.execute(self._META_SQL, (conversation_id,))
+            return self._meta_of(cur.fetchone())
+
+    def _write_meta(self, conversation_id: str, changes: dict[str, Any]) -> ConversationMeta:
+        with self._cursor("write metadata", transaction=True) as cur:
+            cur.execute(
+                "INSERT INTO providerkit_conversations (id, updated_at) VALUES (%s, %s) "
+                "ON CONFLICT (id) DO NOTHING",
+                (conversation_id, now_utc()),
+            )
+            cur.execute(self._META_SQL + " FOR UPDATE", (conversation_id,))
+            meta = merge_meta(self._meta_of(cur.fetchone()), changes)
+            cur.execute(
+                "UPDATE providerkit_conversations SET session_id = %s, title = %s, model = %s, "
+                "tags = %s, updated_at = %s WHERE id = %s",
+                (meta.session_id, meta.title, meta.model, json.dumps(meta.tags), now_utc(),
+                 conversation_id),
+            )
+        return meta
+
+    def _ensure_session_id(self, conversation_id: str, candidate: str) -> str:
+        with self._cursor("create a session id") as cur:
+            cur.execute(
+                "INSERT INTO providerkit_conversations AS c (id, session_id, updated_at) "
+                "VALUES (%s, %s, %s) ON CONFLICT (id) DO UPDATE "
+                "SET session_id = coalesce(c.session_id, excluded.session_id) RETURNING session_id",
+                (conversation_id, candidate, now_utc()),
+            )
+            return str(cur.fetchone()[0])
+
+    def _add_lost_turn(self, conversation_id: str, body: str, error: str) -> int:
+        with self._cursor("save a lost turn") as cur:
+            cur.execute(
+                "INSERT INTO providerkit_lost_turns (conversation_id, created_at, error, turn) "
+                "VALUES (%s, %s, %s, %s) RETURNING id",
+                (conversation_id, now_utc(), error, body),
+            )
+            return int(cur.fetchone()[0])
+
+    def _lost_turns(self, conversation_id: str) -> Sequence[tuple[int, str, str, datetime]]:
+        with self._cursor("read lost turns") as cur:
+            cur.execute(
+                "SELECT id, turn, error, created_at FROM providerkit_lost_turns "
+                "WHERE conversation_id = %s ORDER BY id",
+                (conversation_id,),
+            )
+            return [(int(i), t, e, at) for i, t, e, at in cur.fetchall()]
+
+    def close(self) -> None:
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                self._conn.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,460 @@
+"""NotebookStore: one SQLite file that lives next to the notebook.
+
+WAL mode with ``synchronous=NORMAL`` by default: a commit survives the process being killed
+(kill -9, a kernel restart) and never corrupts on power loss, though on power loss the last
+commits may be lost; ``synchronous="FULL"`` closes that gap at roughly 10x the cost per save.
+
+Every write runs in ``BEGIN IMMEDIATE`` with a busy timeout, and the per-conversation seq is read
+and written inside that transaction, so several threads of one kernel (one connection behind a
+lock) and several processes (two notebooks, a notebook and a script) can save to one file
+without losing or reordering messages. The file is recognised by its SQLite application_id and
+versioned by ``user_version`` with numbered migrations; a file from a newer version is refused
+and left as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .base import (
+    BaseStore,
+    ConversationInfo,
+    ConversationMeta,
+    NotAStoreError,
+    SavedMessage,
+    StoreCorruptError,
+    StoredMessage,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreVersionError,
+    merge_meta,
+    newest_first,
+    now_utc,
+)
+
+__all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
+
+APPLICATION_ID = 0x706B6E62  # "pknb": marks a SQLite file as a providerkit store
+SQLITE_MAGIC = b"SQLite format 3\x00"
+DEFAULT_NAME = "providerkit.sqlite"
+SUFFIX = ".providerkit.sqlite"
+
+# Numbered migrations: MIGRATIONS[i] takes user_version i to i + 1. Append only; never edit one
+# that has shipped.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        f"PRAGMA application_id = {APPLICATION_ID}",
+        """CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            body TEXT NOT NULL,
+            duplicate_of INTEGER,
+            UNIQUE (conversation_id, seq)
+        )""",
+        "CREATE INDEX messages_by_hash ON messages (conversation_id, hash, seq)",
+        """CREATE TABLE conversations (
+            id TEXT PRIMARY KEY,
+            session_id TEXT,
+            title TEXT,
+            model TEXT,
+            tags TEXT NOT NULL DEFAULT '[]',
+            updated_at TEXT NOT NULL
+        )""",
+        """CREATE TABLE lost_turns (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            error TEXT NOT NULL,
+            turn TEXT NOT NULL
+        )""",
+        "CREATE INDEX lost_turns_by_conversation ON lost_turns (conversation_id, id)",
+    ),
+)
+
+
+# One autocommit statement. An INSERT takes SQLite's write lock when it starts (waiting through
+# the busy timeout, exactly like BEGIN IMMEDIATE), so max(seq) is read under that lock and the
+# new seq can never be taken twice, even by another process. duplicate_of is kept on the row.
+_INSERT = """
+INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
+SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4,
+       (SELECT max(seq) FROM messages WHERE conversation_id = ?1 AND hash = ?3)
+FROM messages WHERE conversation_id = ?1
+RETURNING seq, duplicate_of
+"""
+
+
+def _ts(dt: datetime) -> str:
+    return dt.isoformat(timespec="microseconds")
+
+
+# --------------------------------------------------------------------------- default path
+
+
+def _ipython_ns() -> dict[str, Any] | None:
+    mod = sys.modules.get("IPython")
+    if mod is None:
+        return None
+    try:
+        ip = mod.get_ipython()
+    except Exception:
+        return None
+    return getattr(ip, "user_ns", None) if ip is not None else None
+
+
+def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
+    """Ask a Jupyter server on this machine which notebook owns this kernel (127.0.0.1 only)."""
+    if "ipykernel" not in sys.modules:
+        return None
+    try:
+        import glob
+        import urllib.request
+
+        from ipykernel.connect import get_connection_file  # type: ignore[import-not-found]
+        from jupyter_core.paths import jupyter_runtime_dir  # type: ignore[import-not-found]
+
+        kernel_id = Path(get_connection_file()).stem.removeprefix("kernel-")
+        for info_file in sorted(glob.glob(os.path.join(jupyter_runtime_dir(), "jpserver-*.json"))):
+            with open(info_file, encoding="utf-8") as f:
+                info = json.load(f)
+            if str(info.get("hostname", "localhost")) not in ("localhost", "127.0.0.1", "0.0.0.0", ""):
+                continue
+            base = "/" + str(info.get("base_url", "/")).strip("/")
+            url = f"http://127.0.0.1:{int(info['port'])}{base.rstrip('/')}/api/sessions"
+            req = urllib.request.Request(url, headers={"Authorization": f"token {info.get('token', '')}"})
+            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback only
+                sessions = json.load(resp)
+            for s in sessions:
+                if (s.get("kernel") or {}).get("id") == kernel_id and s.get("path"):
+                    root = Path(info.get("root_dir") or info.get("notebook_dir") or ".")
+                    return (root / s["path"]).resolve()
+    except Exception:
+        return None
+    return None
+
+
+def default_path() -> tuple[Path, str]:
+    """(path, how it was found): ``<notebook>.providerkit.sqlite`` next to the running notebook
+    when its path can be found, else ``providerkit.sqlite`` in the working directory."""
+    ns = _ipython_ns()
+    vsc = ns.get("__vsc_ipynb_file__") if ns else None
+    if isinstance(vsc, str) and vsc:
+        nb, how = Path(vsc), "VS Code (__vsc_ipynb_file__)"
+    elif os.environ.get("JPY_SESSION_NAME"):
+        nb, how = Path(os.environ["JPY_SESSION_NAME"]), "JupyterLab (JPY_SESSION_NAME)"
+        if not nb.is_absolute():  # relative to the server root; the kernel runs in its folder
+            nb = Path.cwd() / nb.name
+    else:
+        found = _from_jupyter_server()
+        if found is None:
+            return Path.cwd() / DEFAULT_NAME, "working directory (no notebook path found)"
+        nb, how = found, "Jupyter server sessions API"
+    return nb.parent / (nb.name.removesuffix(".ipynb") + SUFFIX), how
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class NotebookStore(BaseStore):
+    """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        synchronous: str = "NORMAL",
+        *,
+        busy_timeout: float = 10.0,
+    ) -> None:
+        sync = str(synchronous).upper()
+        if sync not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+        if path is None:
+            resolved, self.path_source = default_path()
+        else:
+            resolved, self.path_source = Path(path), "given"
+        self.path = resolved.expanduser().absolute()
+        self.synchronous = sync
+        self.busy_timeout = float(busy_timeout)
+        self._lock = threading.RLock()
+        self._conn = self._open()
+
+    def __repr__(self) -> str:
+        state = ", closed" if self.closed else ""
+        return f"NotebookStore({str(self.path)!r}, synchronous={self.synchronous!r}{state})"
+
+    # ---- opening
+
+    def _fail(self, cls: type[StoreError], what: str, fix: str) -> StoreError:
+        return cls(f"{self.path}: {what}. {fix}")
+
+    def _open(self) -> sqlite3.Connection:
+        p = self.path
+        if p.is_dir():
+            raise self._fail(NotAStoreError, "is a directory", "Pass a file path such as "
+                             f"{str(p / DEFAULT_NAME)!r}.")
+        if not p.parent.is_dir():
+            raise self._fail(StoreError, "its folder does not exist", "Create the folder or pass "
+                             "another path.")
+        exists = p.exists() and p.stat().st_size > 0
+        if exists:
+            with open(p, "rb") as f:
+                head = f.read(len(SQLITE_MAGIC))
+            if head != SQLITE_MAGIC:
+                raise self._fail(
+                    NotAStoreError,
+                    f"is not a SQLite file (it starts with {head[:12]!r})",
+                    "It was not changed. Pass another path for the store, e.g. "
+                    f"NotebookStore({str(p.with_name(p.stem + SUFFIX))!r}).",
+                )
+        try:
+            conn = sqlite3.connect(
+                p, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout
+            )
+        except sqlite3.Error as exc:
+            raise self._translate(exc, "open") from exc
+        try:
+            self._check_identity(conn, exists)
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            self._migrate(conn)
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise self._translate(exc, "open") from exc
+            raise
+        return conn
+
+    def _check_identity(self, conn: sqlite3.Connection, exists: bool) -> None:
+        """Refuse another application's database or a newer store before writing anything."""
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id == APPLICATION_ID:
+            if version > len(MIGRATIONS):
+                raise self._fail(
+                    StoreVersionError,
+                    f"was written by a newer providerkit_nb (schema {version}; this one knows up "
+                    f"to {len(MIGRATIONS)})",
+                    "It was not changed. Upgrade providerkit_nb to open it.",
+                )
+            return
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master LIMIT 6")]
+        if app_id != 0 or version != 0 or tables:
+            listed = ", ".join(tables[:5]) or "none"
+            raise self._fail(
+                NotAStoreError,
+                f"is a SQLite database of another application (application_id={app_id}, "
+                f"tables: {listed})",
+                "It was not changed. Pass another path for the store, e.g. "
+                f"NotebookStore({str(self.path.with_name(self.path.stem + SUFFIX))!r}).",
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
+            if version > len(MIGRATIONS):
+                raise self._fail(StoreVersionError, f"was upgraded to schema {version} meanwhile",
+                                 "Upgrade providerkit_nb to open it.")
+            for number in range(version, len(MIGRATIONS)):
+                for stmt in MIGRATIONS[number]:
+                    conn.execute(stmt)
+                conn.execute(f"PRAGMA user_version = {number + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _translate(self, exc: sqlite3.Error, doing: str) -> StoreError:
+        text = str(exc)
+        if len(text) > 160:
+            text = text[:160] + "..."
+        low = text.lower()
+        if "locked" in low or "busy" in low:
+            return self._fail(
+                StoreLockedError,
+                f"stayed locked by another connection for {self.busy_timeout:g} s while trying to "
+                f"{doing} ({text})",
+                "Another notebook or script is holding a long write; finish or close it, or pass "
+                "a larger busy_timeout. Nothing was written by this call.",
+            )
+        if "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
+            writable = os.access(self.path.parent, os.W_OK)
+            return self._fail(
+                StoreReadOnlyError,
+                f"cannot be written ({text}; its folder is "
+                f"{'writable' if writable else 'read-only'})",
+                "SQLite in WAL mode needs to create -wal and -shm files next to it: pass a path in "
+                "a writable folder, e.g. NotebookStore('~/providerkit.sqlite'). Nothing was changed.",
+            )
+        if any(w in low for w in ("malformed", "not a database", "corrupt", "could not decode")):
+            return self._fail(
+                StoreCorruptError,
+                f"is damaged ({text})",
+                f"It was not changed. Keep a copy of it, then try `sqlite3 '{self.path}' .recover "
+                f"| sqlite3 '{self.path.with_suffix('.recovered.sqlite')}'` and open the recovered "
+                "file.",
+            )
+        return self._fail(StoreError, f"failed to {doing} ({text})", "Nothing was changed by this call.")
+
+    # ---- plumbing
+
+    @contextmanager
+    def _read(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._check_open()
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise self._translate(exc, doing) from exc
+
+    @contextmanager
+    def _write(self, doing: str) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction: committed on success, rolled back on anything else
+        (KeyboardInterrupt included)."""
+        with self._lock:
+            self._check_open()
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self._translate(exc, doing) from exc
+
+    # ---- primitives
+
+    def _append(
+        self, conversation_id: str, text: str, digest: str, created_at: datetime | None
+    ) -> SavedMessage:
+        at = created_at or now_utc()
+        with self._read("save a message") as c:
+            seq, dup = c.execute(_INSERT, (conversation_id, _ts(at), digest, text)).fetchone()
+        return SavedMessage(seq, digest, at, dup)
+
+    def records(self, conversation_id: str) -> list[StoredMessage]:
+        with self._read("load a conversation") as c:
+            rows = c.execute(
+                "SELECT seq, hash, created_at, body FROM messages WHERE conversation_id = ? "
+                "ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+        parse = datetime.fromisoformat
+        return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
+
+    def conversations(self) -> list[ConversationInfo]:
+        with self._read("list conversations") as c:
+            rows = c.execute(
+                """
+                WITH ids AS (SELECT DISTINCT conversation_id AS id FROM messages
+                             UNION SELECT id FROM conversations)
+                SELECT ids.id,
+                       (SELECT count(*) FROM messages m WHERE m.conversation_id = ids.id),
+                       (SELECT max(created_at) FROM messages m WHERE m.conversation_id = ids.id),
+                       c.updated_at, c.session_id, c.title, c.model, c.tags
+                FROM ids LEFT JOIN conversations c ON c.id = ids.id
+                """
+            ).fetchall()
+        out = []
+        for cid, n, last, meta_at, sid, title, model, tags in rows:
+            at = last or meta_at
+            out.append(ConversationInfo(cid, n, datetime.fromisoformat(at) if at else None,
+                                        sid, title, model, json.loads(tags) if tags else []))
+        return newest_first(out)
+
+    def _delete(self, conversation_id: str) -> int:
+        with self._write("delete a conversation") as c:
+            n = c.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,)).rowcount
+            c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+            c.execute("DELETE FROM lost_turns WHERE conversation_id = ?", (conversation_id,))
+        return n
+
+    @staticmethod
+    def _meta_of(row: Sequence[Any] | None) -> ConversationMeta | None:
+        if row is None:
+            return None
+        return ConversationMeta(row[0], row[1], row[2], json.loads(row[3]))
+
+    _META_SQL = "SELECT session_id, title, model, tags FROM conversations WHERE id = ?"
+
+    def _read_meta(self, conversation_id: str) -> ConversationMeta | None:
+        with self._read("read metadata") as c:
+            return self._meta_of(c.execute(self._META_SQL, (conversation_id,)).fetchone())
+
+    def _put_meta(self, c: sqlite3.Connection, cid: str, meta: ConversationMeta) -> None:
+        c.execute(
+            "INSERT INTO conversations (id, session_id, title, model, tags, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET session_id = excluded.session_id, "
+            "title = excluded.title, model = excluded.model, tags = excluded.tags, "
+            "updated_at = excluded.updated_at",
+            (cid, meta.session_id, meta.title, meta.model, json.dumps(meta.tags), _ts(now_utc())),
+        )
+
+    def _write_meta(self, conversation_id: str, changes: dict[str, Any]) -> ConversationMeta:
+        with self._write("write metadata") as c:
+            current = self._meta_of(c.execute(self._META_SQL, (conversation_id,)).fetchone())
+            meta = merge_meta(current, changes)
+            self._put_meta(c, conversation_id, meta)
+        return meta
+
+    def _ensure_session_id(self, conversation_id: str, candidate: str) -> str:
+        with self._write("create a session id") as c:
+            current = self._meta_of(c.execute(self._META_SQL, (conversation_id,)).fetchone())
+            if current is not None and current.session_id:
+                return current.session_id
+            self._put_meta(c, conversation_id, merge_meta(current, {"session_id": candidate}))
+        return candidate
+
+    def _add_lost_turn(self, conversation_id: str, body: str, error: str) -> int:
+        with self._write("save a lost turn") as c:
+            cur = c.execute(
+                "INSERT INTO lost_turns (conversation_id, created_at, error, turn) VALUES (?, ?, ?, ?)",
+                (conversation_id, _ts(now_utc()), error, body),
+            )
+            return int(cur.lastrowid or 0)
+
+    def _lost_turns(self, conversation_id: str) -> Sequence[tuple[int, str, str, datetime]]:
+        with self._read("read lost turns") as c:
+            rows = c.execute(
+                "SELECT id, turn, error, created_at FROM lost_turns WHERE conversation_id = ? ORDER BY id",
+                (conversation_id,),
+            ).fetchall()
+        return [(i, t, e, datetime.fromisoformat(at)) for i, t, e, at in rows]
+
+    # ---- maintenance
+
+    def check(self) -> list[str]:
+        """SQLite's integrity_check: ["ok"] when the file is sound."""
+        with self._read("check integrity") as c:
+            return [r[0] for r in c.execute("PRAGMA integrity_check")]
+
+    @property
+    def schema_version(self) -> int:
+        with self._read("read the schema version") as c:
+            return int(c.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                self._conn.close()

@@ -1,0 +1,42 @@
+"""The terminal walkthrough (``make demo``) runs, fits 100 columns, and tells the story right."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import providerkit_nb as pk
+from providerkit_nb.demo import find_example, run_demo
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_example_is_the_cut_off_conversation_it_claims_to_be() -> None:
+    history = pk.loads(find_example().read_text(encoding="utf-8"))
+    rules = sorted(p.rule for p in pk.validate_history(history))
+    assert rules == ["dangling_call", "duplicate_id", "empty_assistant", "orphan_result"]
+
+
+def test_demo_prints_tables_within_100_columns() -> None:
+    buf = io.StringIO()
+    assert run_demo(out=buf) == 0
+    text = buf.getvalue()
+    assert max(len(line) for line in text.splitlines()) <= 100
+    # the one call that never returned is the write, which may have partly run
+    interrupted = text.split("== calls that never returned")[1].split("\n== ")[0]
+    rows = [line.split() for line in interrupted.splitlines() if line.startswith("call_")]
+    assert [r[:5] for r in rows] == [["call_1", "call_1", "write_file", "no", "2"]]
+    assert pk.INTERRUPTED_MAY_HAVE_RUN.split(".")[0] in text
+    assert "call_0_2" in text
+    assert "no problems: every provider accepts this history" in text
+    assert "repairing the repaired history changes nothing: True" in text
+
+
+def test_cli_runs_the_demo() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "providerkit_nb", "demo"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "== every change repair made" in proc.stdout

@@ -1,0 +1,104 @@
+"""A small real OpenAI-Chat-format server on 127.0.0.1 that plays scripted answers in order.
+
+Each answer is a list of (delay_seconds, frame) pairs written as a chunked SSE body, so a test
+can make a stream slow enough to interrupt. The server records every request body and whether
+the client hung up mid-answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def _frame(delta: dict[str, Any] | None = None, finish: str | None = None, usage: dict | None = None) -> bytes:
+    body: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "test-model"}
+    body["choices"] = [] if usage else [{"index": 0, "delta": delta or {}, "finish_reason": finish}]
+    if usage:
+        body["usage"] = usage
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def text_answer(pieces: list[str], gap: float = 0.0) -> list[tuple[float, bytes]]:
+    out = [(0.0, _frame({"role": "assistant", "content": ""}))]
+    out += [(gap, _frame({"content": p})) for p in pieces]
+    out += [(0.0, _frame(finish="stop")), (0.0, _frame(usage={"prompt_tokens": 10, "completion_tokens": len(pieces)})), (0.0, b"data: [DONE]\n\n")]
+    return out
+
+
+def call_answer(call_id: str, name: str, arguments: str) -> list[tuple[float, bytes]]:
+    return [
+        (0.0, _frame({"role": "assistant", "tool_calls": [{"index": 0, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}]})),
+        (0.0, _frame({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]})),
+        (0.0, _frame(finish="tool_calls")),
+        (0.0, _frame(usage={"prompt_tokens": 10, "completion_tokens": 5})),
+        (0.0, b"data: [DONE]\n\n"),
+    ]
+
+
+class ChatServer:
+    def __init__(self, answers: list[list[tuple[float, bytes]]]) -> None:
+        self.answers = list(answers)
+        self.requests: list[dict[str, Any]] = []
+        self.frames_sent: list[int] = []
+        self.hung_up: list[bool] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                with outer._lock:
+                    n = len(outer.requests)
+                    outer.requests.append(body)
+                    outer.frames_sent.append(0)
+                    outer.hung_up.append(False)
+                    answer = outer.answers[n] if n < len(outer.answers) else text_answer(["(no more answers)"])
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("transfer-encoding", "chunked")
+                self.end_headers()
+                try:
+                    for delay, frame in answer:
+                        if delay:
+                            time.sleep(delay)
+                        self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                        self.wfile.flush()
+                        outer.frames_sent[n] += 1
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    outer.hung_up[n] = True
+                    self.close_connection = True
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def wait(self, predicate: Any, timeout: float = 20.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            time.sleep(0.02)
+        return False

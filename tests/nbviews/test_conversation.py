@@ -1,0 +1,183 @@
+"""The Conversation facade: the loop of the guide, with real stores.
+
+The provider here is simulate.ScriptedProvider (the project's own deterministic teaching
+provider, which streams chunks we wrote): these tests are about the order of saves and what a
+Stop leaves behind, not about any wire. The wire-level version runs in a real kernel against a
+real HTTP server in test_kernel.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import providerkit_nb as pk
+from providerkit_nb import simulate
+from providerkit_nb.core.validate import validate_history
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    if request.param == "memory":
+        s = pk.MemoryStore()
+    else:
+        s = pk.NotebookStore(tmp_path / "convo.providerkit.sqlite")
+    yield s
+    s.close()
+
+
+def _tools_recording_order(store, cid, seen):
+    """Tools that look into the store while they run: the call must already be saved."""
+
+    def read_file(args):
+        seen.append([m.role for m in store.load(cid)])
+        return "# Hello"
+
+    def write_file(args):
+        seen.append([m.role for m in store.load(cid)])
+        return "ok"
+
+    s = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    return pk.ToolRegistry(
+        [
+            pk.define_tool("read_file", "read", s, read_file, is_read_only=True),
+            pk.define_tool("write_file", "write", s, write_file),
+        ]
+    )
+
+
+def test_send_saves_the_call_before_its_tools_and_each_result_as_it_comes(store):
+    seen: list[list[str]] = []
+    tools = _tools_recording_order(store, "c1", seen)
+    provider = simulate.ScriptedProvider(
+        [
+            simulate.call_turn([("read_file", {"path": "a"}), ("write_file", {"path": "b"})]),
+            simulate.text_turn("Done: read a, wrote b."),
+        ]
+    )
+    convo = pk.Conversation(store, "c1", provider, tools, system="Be terse.", display=False)
+    turn = convo.send("Do it.")
+
+    assert turn is not None and turn.message.content == "Done: read a, wrote b."
+    # the first tool saw the assistant message already stored; the second also saw the first result
+    assert seen == [
+        ["system", "user", "assistant"],
+        ["system", "user", "assistant", "tool"],
+    ]
+    roles = [m.role for m in store.load("c1")]
+    assert roles == ["system", "user", "assistant", "tool", "tool", "assistant"]
+    # the second request carried both results, under the ids of the calls
+    second = provider.requests[1]
+    assert [m.tool_call_id for m in second if m.role == "tool"] == ["call_1", "call_2"]
+    assert validate_history(store.load("c1")) == []
+
+
+def test_the_session_id_is_kept_with_the_conversation_across_restarts(tmp_path):
+    path = tmp_path / "s.providerkit.sqlite"
+    with pk.NotebookStore(path) as store:
+        p1 = simulate.ScriptedProvider([simulate.text_turn("one")])
+        c = pk.Conversation(store, "c", p1, display=False)
+        c.send("hi")
+        first = p1.session_ids[0]
+    with pk.NotebookStore(path) as store:  # a restarted kernel
+        p2 = simulate.ScriptedProvider([simulate.text_turn("two")])
+        c = pk.Conversation(store, "c", p2, display=False)
+        c.send("again")
+    assert p2.session_ids == [first]
+    assert first != p1.instance_session_id  # the store's id, not the provider's own
+
+
+def test_stop_mid_stream_saves_nothing_of_the_turn_and_the_next_send_works(store):
+    tools, _ = simulate.demo_tools()
+
+    def interrupted_turn():
+        yield pk.TextDelta("Half an ans")
+        raise KeyboardInterrupt
+
+    class StopsOnce(simulate.ScriptedProvider):
+        def _open(self, messages, tools, opts):
+            if not self.requests:
+                self.requests.append(messages)
+                return pk.ChunkStream(interrupted_turn(), provider=self.id)
+            return super()._open(messages, tools, opts)
+
+    provider = StopsOnce([simulate.text_turn("A whole answer.")])
+    convo = pk.Conversation(store, "c", provider, tools, display=False)
+    with pytest.raises(KeyboardInterrupt) as info:
+        convo.send("Tell me.")
+    assert info.value.partial.message.content == "Half an ans"
+    assert [m.role for m in store.load("c")] == ["user"]  # the half answer never landed
+    lost = store.lost_turns("c")
+    assert len(lost) == 1 and "Half an ans" in str(lost[0].to_dict())
+
+    provider._next = 0  # the script's only turn is still unused
+    turn = convo.resume()
+    assert turn is not None and turn.message.content == "A whole answer."
+    assert [m.role for m in store.load("c")] == ["user", "assistant"]
+
+
+def test_stop_mid_tool_leaves_a_history_that_repairs_and_resumes(store):
+    tools, workspace = simulate.demo_tools()
+    tools = pk.ToolRegistry([tools.get("read_file"), simulate.stop_in_tool(tools.get("write_file"))])
+    provider = simulate.ScriptedProvider(
+        [
+            simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "N.md", "content": "x"})]),
+            simulate.text_turn("I will check N.md before writing again."),
+        ]
+    )
+    convo = pk.Conversation(store, "c", provider, tools, display=False)
+    with pytest.raises(KeyboardInterrupt):
+        convo.send("Go.")
+    assert workspace["N.md"] == "x"  # the effect happened; the result was never saved
+    repaired = convo.reload()
+    assert [(r.name, r.read_only) for r in repaired.interrupted] == [("write_file", False)]
+    assert validate_history(repaired.messages) == []
+
+    turn = convo.resume()
+    assert turn.message.content.startswith("I will check")
+    told = [m for m in provider.requests[1] if m.role == "tool" and m.name == "write_file"]
+    assert told[0].content == pk.INTERRUPTED_MAY_HAVE_RUN
+
+
+def test_resume_reruns_only_read_only_calls_when_asked(store):
+    ran: list[str] = []
+    s = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    tools = pk.ToolRegistry(
+        [
+            pk.define_tool("read_file", "r", s, lambda a: ran.append("read") or "# Hi", is_read_only=True),
+            pk.define_tool("write_file", "w", s, lambda a: ran.append("write") or "ok"),
+        ]
+    )
+    # what a killed process left: a call turn saved, no results
+    store.save("c", pk.UserMessage("go"))
+    store.save(
+        "c",
+        pk.AssistantMessage(
+            tool_calls=[pk.ToolCall("c_r", "read_file", '{"path":"a"}'), pk.ToolCall("c_w", "write_file", '{"path":"b"}')]
+        ),
+    )
+    provider = simulate.ScriptedProvider([simulate.text_turn("Read it; the write may not have finished.")])
+    convo = pk.Conversation(store, "c", provider, tools, display=False)
+    assert {r.name for r in convo.interrupted} == {"read_file", "write_file"}
+
+    convo.resume(rerun_read_only=True)
+    assert ran == ["read"]  # never the write
+    sent = {m.tool_call_id: m.content for m in provider.requests[0] if m.role == "tool"}
+    assert sent == {"c_r": "# Hi", "c_w": pk.INTERRUPTED_MAY_HAVE_RUN}
+
+
+def test_max_steps_bounds_a_model_that_never_stops_calling(store):
+    tools, _ = simulate.demo_tools()
+    loop = [simulate.call_turn([("read_file", {"path": "README.md"})], id_prefix=f"s{i}_") for i in range(5)]
+    provider = simulate.ScriptedProvider(loop)
+    convo = pk.Conversation(store, "c", provider, tools, max_steps=3, display=False)
+    turn = convo.send("loop")
+    assert provider.remaining == 2
+    assert turn.message.tool_calls and len(provider.requests) == 3
+    assert validate_history(store.load("c")) == []
+
+
+def test_terminal_display_prints_the_turn_as_it_streams(store, capsys):
+    provider = simulate.ScriptedProvider([simulate.text_turn("Streaming works.", pieces=3)])
+    convo = pk.Conversation(store, "c", provider, display=True)
+    convo.send("hi")
+    assert "Streaming works." in capsys.readouterr().out

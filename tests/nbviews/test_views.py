@@ -1,0 +1,120 @@
+"""Views without a browser: widgets render through their values and expose DataFrames, so
+clicking a button and reading the state is an ordinary test (ipywidgets runs headless)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import providerkit_nb as pk
+from providerkit_nb import simulate
+from providerkit_nb.core import repair as R
+
+
+def _broken() -> list:
+    return [
+        pk.SystemMessage("sys"),
+        pk.UserMessage("go"),
+        pk.AssistantMessage(
+            "",
+            tool_calls=[
+                pk.ToolCall("a", "read_file", '{"path":"x"}'),
+                pk.ToolCall("b", "write_file", '{"path":"y","content":"z"}'),
+            ],
+        ),
+        pk.ToolMessage("a", "read_file", "X"),
+        pk.ToolMessage("zzz", "read_file", "an orphan result"),
+    ]
+
+
+def test_history_frame_columns_and_rows():
+    f = pk.history_frame(_broken())
+    assert list(f.columns) == ["role", "text", "tool_calls", "call_id", "reasoning", "signatures", "tokens"]
+    assert list(f["role"]) == ["system", "user", "assistant", "tool", "tool"]
+    assert f.loc[2, "call_id"] == "a, b"
+    assert f.loc[3, "call_id"] == "a"
+
+
+def test_repair_button_shows_repaired_rows_highlighted_by_kind():
+    view = pk.HistoryView(_broken(), is_read_only=lambda n: n == "read_file")
+    assert "not repaired yet" in view.after.value
+    view.repair_button.click()
+    after = view.repaired_frame()
+    # the missing result for b, and the orphan turned into a user note
+    assert list(after["role"]) == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert view.after.value.count('data-change="%s"' % R.ADDED_RESULT) == 1
+    assert view.after.value.count('data-change="%s"' % R.RESULT_TO_NOTE) == 1
+    assert view.status.value.startswith("repaired: 2 change(s), 1 interrupted call(s)")
+    inter = view.interrupted_frame()
+    assert list(inter["name"]) == ["write_file"] and list(inter["read_only"]) == [False]
+    assert inter.loc[0, "note"] == pk.INTERRUPTED_MAY_HAVE_RUN
+
+
+def test_role_filter_limits_the_rows_shown():
+    view = pk.HistoryView(_broken())
+    view.repair()
+    view.role.value = "tool"
+    assert view.before.value.count('<tr class="pk-row"') == 2
+    assert view.after.value.count('<tr class="pk-row"') == 2
+    view.role.value = "all"
+    assert view.before.value.count('<tr class="pk-row"') == 5
+
+
+def test_resume_button_continues_a_conversation():
+    store = pk.MemoryStore()
+    for m in _broken()[:3]:
+        store.save("c", m)
+    tools, _ = simulate.demo_tools()
+    provider = simulate.ScriptedProvider([simulate.text_turn("Recovered.")])
+    convo = pk.Conversation(store, "c", provider, tools, display=False)
+    view = convo.view()
+    view.repair_button.click()
+    assert len(view.interrupted_frame()) == 2
+    view.resume_button.click()
+    assert [m.role for m in store.load("c")][-1] == "assistant"
+    assert store.load("c")[-1].content == "Recovered."
+    assert view.status.value.startswith("repaired:")
+
+
+def test_store_browser_lists_and_shows_conversations():
+    store = pk.MemoryStore()
+    store.save("one", pk.UserMessage("first"))
+    for m in _broken():
+        store.save("two", m)
+    browser = pk.StoreBrowser(store)
+    assert set(browser.picker.options) == {"one", "two"}
+    browser.picker.value = "two"
+    assert browser.view is not None and len(browser.view.frame()) == 5
+    frame = browser.frame()
+    assert set(frame["id"]) == {"one", "two"}
+
+
+def test_turns_and_changes_frames():
+    store = pk.MemoryStore()
+    provider = simulate.ScriptedProvider([simulate.text_turn("ok")])
+    convo = pk.Conversation(store, "c", provider, display=False)
+    convo.send("hi")
+    t = pk.turns_frame(convo, prices={"scripted-1": {"input": 1.0, "output": 2.0}})
+    assert t.loc[0, "input_tokens"] == 100
+    # cost from the stated prices: 100 input at $1/M and the output tokens at $2/M
+    out = t.loc[0, "output_tokens"]
+    assert t.loc[0, "cost_usd"] == pytest.approx((100 * 1.0 + out * 2.0) / 1e6)
+    ch = pk.changes_frame(pk.repair_history(_broken()))
+    assert set(ch["kind"]) == {R.ADDED_RESULT, R.RESULT_TO_NOTE}
+
+
+def test_gate_frame_reads_a_gate():
+    gate = pk.create_gate(2)
+    with gate:
+        f = pk.gate_frame(gate)
+    assert isinstance(f, pd.DataFrame) and len(f) == 1
+    assert f.iloc[0]["in_use"] == 1
+
+
+def test_frames_never_show_a_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-1234567890")
+    provider = pk.openai(model="gpt-4o-mini")
+    assert "sk-test-secret" not in repr(provider)
+    assert "sk-test-secret" not in json.dumps(pk.history_frame(_broken()).to_dict())

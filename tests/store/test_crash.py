@@ -1,0 +1,189 @@
+"""Real crashes: a child process saves a conversation and is killed with SIGKILL at a seeded
+random moment (sometimes while it is still opening or migrating the store); then the store is
+reopened and must hold exactly what the child acknowledged, at most one more complete message,
+nothing torn, and a history that repair_history makes valid.
+
+The conversation comes from ``convo.py`` (canonical messages with reasoning, signed items and
+tool calls; tool results saved one by one).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from providerkit_nb.core.repair import repair_history
+from providerkit_nb.core.validate import validate_history
+
+from .conftest import Backing
+from .convo import first
+
+CHILD = Path(__file__).with_name("crash_child.py")
+REPO = Path(__file__).resolve().parents[2]
+TRIALS = 50
+SOAK_TRIALS = 500
+
+
+def _canon(m) -> str:
+    return json.dumps(m.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _pairing_problems(msgs) -> list[str]:
+    """Independent check that every tool call is answered right after its turn, and every
+    result answers a call of the turn before it."""
+    problems, pending = [], set()
+    for i, m in enumerate(msgs):
+        if m.role == "tool":
+            if m.tool_call_id not in pending:
+                problems.append(f"{i}: result {m.tool_call_id} answers no open call")
+            pending.discard(m.tool_call_id)
+            continue
+        if pending:
+            problems.append(f"{i}: calls {sorted(pending)} unanswered before a {m.role} message")
+        pending = {c.id for c in (m.tool_calls or [])} if m.role == "assistant" else set()
+    if pending:
+        problems.append(f"end: calls {sorted(pending)} unanswered")
+    return problems
+
+
+class Child:
+    def __init__(self, backing: Backing, cid: str, seed: int, workdir: Path, count: int = 0):
+        self.out = workdir / f"{cid}.out"
+        self.err = workdir / f"{cid}.err"
+        args = [sys.executable, str(CHILD), backing.kind, backing.target, cid, str(seed)]
+        if backing.schema:
+            args += ["--schema", backing.schema]
+        if count:
+            args += ["--count", str(count)]
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        with open(self.out, "w") as o, open(self.err, "w") as e:
+            self.proc = subprocess.Popen(args, stdout=o, stderr=e, env=env, cwd=workdir)
+
+    def lines(self) -> list[str]:
+        text = self.out.read_text()
+        return text.split("\n")[:-1]  # complete lines only
+
+    def wait_ready(self, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.out.read_text().startswith("ready\n"):
+            if self.proc.poll() is not None:
+                raise AssertionError(f"child exited early: {self.err.read_text()}")
+            assert time.monotonic() < deadline, "child did not open the store in time"
+            time.sleep(0.002)
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def acked(self) -> list[int]:
+        lines = self.lines()
+        if not lines:
+            return []
+        assert lines[0] == "ready", lines[:3]
+        return [int(x) for x in lines[1:]]
+
+
+def _check_conversation(store, cid: str, seed: int, acked: list[int], *, exact: bool = False) -> int:
+    where = f"conversation {cid} (seed {seed})"
+    assert acked == list(range(1, len(acked) + 1)), f"{where}: acks out of order: {acked[-5:]}"
+    rows = store.records(cid)
+    n = len(rows)
+    assert [r.seq for r in rows] == list(range(1, n + 1)), f"{where}: seqs not contiguous"
+    lo, hi = len(acked), len(acked) if exact else len(acked) + 1
+    assert lo <= n <= hi, f"{where}: {n} stored but {len(acked)} acknowledged"
+    expected = first(seed, n)
+    for r, m in zip(rows, expected, strict=True):
+        assert r.json == _canon(m), f"{where}: row {r.seq} differs from what was saved"
+        assert r.hash == hashlib.sha256(r.json.encode()).hexdigest(), f"{where}: row {r.seq} hash"
+    loaded = store.load(cid)
+    repaired = repair_history(loaded)
+    assert validate_history(repaired.messages) == [], f"{where}: repaired history invalid"
+    assert _pairing_problems(repaired.messages) == [], f"{where}: {_pairing_problems(repaired.messages)}"
+    return n
+
+
+def _sqlite_integrity(path: str) -> None:
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    finally:
+        conn.close()
+
+
+def _trials(backing: Backing, tmp_path: Path, seeds: range) -> None:
+    survived: dict[str, tuple[int, int]] = {}
+    for seed in seeds:
+        rng = random.Random(seed)
+        cid = f"crash-{seed}"
+        child = Child(backing, cid, seed, tmp_path)
+        if rng.random() < 0.2:
+            time.sleep(rng.uniform(0.0, 0.2))  # often lands while opening or migrating
+        else:
+            child.wait_ready()
+            time.sleep(rng.uniform(0.0, 0.08))
+        child.kill()
+        assert child.proc.returncode == -signal.SIGKILL, child.err.read_text()
+        if backing.kind == "sqlite":
+            if Path(backing.target).exists():
+                _sqlite_integrity(backing.target)
+        store = backing.new()
+        try:
+            n = _check_conversation(store, cid, seed, child.acked())
+            survived[cid] = (seed, n)
+            if backing.kind == "sqlite":
+                assert store.check() == ["ok"]
+        finally:
+            store.close()
+    # earlier conversations in the same file/database are untouched by later kills
+    with backing.new() as store:
+        for cid, (seed, n) in survived.items():
+            assert len(store.records(cid)) == n
+            assert [r.json for r in store.records(cid)] == [_canon(m) for m in first(seed, n)]
+    saved_any = sum(1 for _, n in survived.values() if n)
+    assert saved_any >= len(seeds) // 2, f"only {saved_any} trials got as far as saving"
+
+
+def test_kill9_during_save_loop(durable, tmp_path):
+    _trials(durable, tmp_path, range(TRIALS))
+
+
+@pytest.mark.soak
+def test_kill9_during_save_loop_soak(durable, tmp_path):
+    _trials(durable, tmp_path, range(1000, 1000 + SOAK_TRIALS))
+
+
+def _two_writers(backing: Backing, tmp_path: Path, seeds: range) -> None:
+    for seed in seeds:
+        rng = random.Random(seed)
+        victim = Child(backing, f"victim-{seed}", seed, tmp_path)
+        steady = Child(backing, f"steady-{seed}", seed + 10_000, tmp_path, count=300)
+        victim.wait_ready()
+        time.sleep(rng.uniform(0.0, 0.1))
+        victim.kill()
+        assert steady.proc.wait(60) == 0, steady.err.read_text()
+        if backing.kind == "sqlite":
+            _sqlite_integrity(backing.target)
+        with backing.new() as store:
+            _check_conversation(store, f"victim-{seed}", seed, victim.acked())
+            acked = steady.acked()
+            assert len(acked) == 300
+            _check_conversation(store, f"steady-{seed}", seed + 10_000, acked, exact=True)
+
+
+def test_two_processes_one_killed(durable, tmp_path):
+    _two_writers(durable, tmp_path, range(10))
+
+
+@pytest.mark.soak
+def test_two_processes_one_killed_soak(durable, tmp_path):
+    _two_writers(durable, tmp_path, range(2000, 2100))

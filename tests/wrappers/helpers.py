@@ -1,0 +1,66 @@
+"""Small shared pieces for the resilience tests (real adapters against the local server)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+import providerkit_nb as pk
+
+HISTORY = [{"role": "user", "content": "hi"}]
+
+
+def chat(server, *behaviours, **kw):
+    """A real OpenAI Chat adapter pointed at a fresh scenario on the test server."""
+    kw.setdefault("api_key", "sk-test-0000")
+    return pk.openai(model="gpt-test", base_url=server.url(*behaviours), **kw)
+
+
+def anthropic(server, *behaviours, **kw):
+    kw.setdefault("api_key", "sk-ant-test-0000")
+    return pk.anthropic(model="claude-test", base_url=server.url(*behaviours, suffix=""), **kw)
+
+
+def wait_until(pred: Callable[[], bool], timeout: float = 5.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.001)
+    return pred()
+
+
+def sigint_when(pred: Callable[[], bool], settle: float = 0.05) -> threading.Thread:
+    """Send a real SIGINT to this process (as Jupyter's interrupt does) once ``pred`` holds;
+    it lands in the main thread."""
+
+    def run() -> None:
+        if wait_until(pred, 10):
+            time.sleep(settle)
+            os.kill(os.getpid(), signal.SIGINT)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def responses(server, *behaviours, **kw):
+    kw.setdefault("api_key", "sk-test-0000")
+    return pk.responses(model="gpt-test", base_url=server.url(*behaviours), **kw)
+
+
+def gemini(server, *behaviours, **kw):
+    kw.setdefault("api_key", "gm-test-0000")
+    return pk.gemini(model="gemini-test", base_url=server.url(*behaviours, suffix=""), **kw)
+
+
+WIRES = {"chat": chat, "anthropic": anthropic, "responses": responses, "gemini": gemini}
+# every wire over httpx; the two most used also over requests (abort must wake both)
+WIRE_TRANSPORTS = [(w, "httpx") for w in WIRES] + [("chat", "requests"), ("anthropic", "requests")]

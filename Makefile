@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean notebooks-cassette
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,3 +26,10 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Re-make the notebooks' constructed cassette (see scripts/notebook_replay.py).
+notebooks-cassette: $(STAMP)
+	rm -f cassettes/notebooks.yaml
+	cd notebooks && for nb in *.ipynb; do \
+		PK_RECORD_NOTEBOOKS=1 OPENAI_API_KEY= IPYTHONDIR=$(CURDIR)/notebooks/offline ../$(PY) -m jupyter execute --timeout=120 $$nb || exit 1; \
+	done

@@ -7,7 +7,7 @@ the core can raise and inspect errors without importing any network code.
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
 BODY_LIMIT = 2000
 
 
-class ErrorKind(str, Enum):
+class ErrorKind(StrEnum):
     """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works)."""
 
     ABORTED = "aborted"  # the caller stopped it; never retried
@@ -38,9 +38,6 @@ class ErrorKind(str, Enum):
     CONTENT = "content"  # safety filter, refusal, blocked prompt
     INVALID = "invalid"  # any other 4xx: a bug in the request
     UNKNOWN = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 _TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.OVERLOAD, ErrorKind.RATE})

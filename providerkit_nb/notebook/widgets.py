@@ -33,10 +33,14 @@ _DEFAULT_COLOUR = "#eeeeee"
 ROLES = ("all", "system", "user", "assistant", "tool")
 
 
+# The side-by-side tables show what fits in half a notebook; the frames keep every column.
+TABLE_COLUMNS = ["role", "text", "tool_calls", "call_id"]
+
+
 def _table(frame: pd.DataFrame, highlight: dict[int, str] | None = None, role: str = "all") -> str:
     """An HTML table with one <tr> per shown row; highlighted rows carry their change kind."""
     highlight = highlight or {}
-    cols = list(frame.columns)
+    cols = [c for c in TABLE_COLUMNS if c in frame.columns]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in ["#", *cols])
     body = []
     for idx, row in frame.iterrows():
@@ -45,7 +49,9 @@ def _table(frame: pd.DataFrame, highlight: dict[int, str] | None = None, role: s
         kind = highlight.get(int(idx))
         style = f' style="background:{CHANGE_COLOURS.get(kind, _DEFAULT_COLOUR)}"' if kind else ""
         attr = f' data-change="{html.escape(kind)}"' if kind else ""
-        cells = "".join(f"<td>{html.escape(str(row[c]))}</td>" for c in cols)
+        cells = "".join(
+            f'<td style="vertical-align:top;padding:2px 6px">{html.escape(str(row[c]))}</td>' for c in cols
+        )
         body.append(f'<tr class="pk-row"{attr}{style}><td>{idx}</td>{cells}</tr>')
     return (
         '<table class="pk-history" style="border-collapse:collapse;font-size:12px">'
@@ -98,8 +104,8 @@ class HistoryView:
                 self.problems_html,
                 w.HBox(
                     [
-                        w.VBox([w.HTML("<b>as stored</b>"), self.before]),
-                        w.VBox([w.HTML("<b>after repair</b>"), self.after]),
+                        w.VBox([w.HTML("<b>as stored</b>"), self.before], layout=w.Layout(width="50%")),
+                        w.VBox([w.HTML("<b>after repair</b>"), self.after], layout=w.Layout(width="50%")),
                     ]
                 ),
                 w.HTML("<b>interrupted calls</b>"),

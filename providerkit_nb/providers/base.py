@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -225,6 +226,25 @@ def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
 
 
+DRAIN_SECONDS = 0.5
+
+
+def _drain(raw: Iterator[bytes], resp: Response) -> None:
+    """Read what follows the end signal (the chunk terminator, at most a few bytes) so the
+    connection goes back to the pool instead of being thrown away; a server that stays silent
+    after its end signal is hung up on after DRAIN_SECONDS, never waited for."""
+    timer = threading.Timer(DRAIN_SECONDS, resp.abort)
+    timer.daemon = True
+    timer.start()
+    try:
+        for _ in raw:
+            pass
+    except Exception:
+        pass  # the turn is already complete; a hang-up here loses nothing
+    finally:
+        timer.cancel()
+
+
 @dataclass(slots=True)
 class WireRequest:
     """What a wire decided to send (before the transport sees it); tests read this too."""
@@ -368,6 +388,7 @@ class WireProvider(Provider):
                 else:
                     events = iter_sse(raw, self.id)
                 yield from self.parse_stream(events, opts)
+                _drain(raw, resp)
             finally:
                 resp.close()
 

@@ -119,10 +119,6 @@ class PostgresStore(BaseStore):
             c = self._conn
             c.execute("SET TIME ZONE 'UTC'")
             c.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
-            if schema is not None:
-                ident = psycopg.sql.Identifier(schema)
-                c.execute(psycopg.sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
-                c.execute(psycopg.sql.SQL("SET search_path TO {}").format(ident))
             self._migrate()
         except BaseException:
             self._conn.close()
@@ -160,8 +156,15 @@ class PostgresStore(BaseStore):
                 raise self._fail(exc, doing) from exc
 
     def _migrate(self) -> None:
+        sql = self._pg.sql
         with self._cursor("migrate the schema", transaction=True) as cur:
+            # Everything under one lock: CREATE ... IF NOT EXISTS is not safe against a second
+            # client doing the same at the same moment.
             cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            if self.schema is not None:
+                ident = sql.Identifier(self.schema)
+                cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+                cur.execute(sql.SQL("SET search_path TO {}").format(ident))  # for the session
             cur.execute("CREATE TABLE IF NOT EXISTS providerkit_schema (version INTEGER NOT NULL)")
             cur.execute("SELECT max(version) FROM providerkit_schema")
             version = cur.fetchone()[0] or 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import providerkit_nb as pk
@@ -66,7 +66,7 @@ def ro(name: str) -> bool:
     return name == "read_file"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken_histories())
 def test_output_validates_clean_and_is_idempotent_and_deterministic(h: list[pk.Message]) -> None:
     r = pk.repair_history(h, is_read_only=ro)
@@ -79,7 +79,7 @@ def test_output_validates_clean_and_is_idempotent_and_deterministic(h: list[pk.M
     assert other.changes == r.changes and other.interrupted == r.interrupted
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken_histories())
 def test_nothing_is_lost(h: list[pk.Message]) -> None:
     r = pk.repair_history(h)
@@ -107,7 +107,7 @@ def test_nothing_is_lost(h: list[pk.Message]) -> None:
     assert sorted(m.tool_call_id for m in synthesized) == sorted(x.id for x in r.interrupted)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(valid_histories())
 def test_valid_input_is_unchanged(h: list[pk.Message]) -> None:
     r = pk.repair_history(h)
@@ -116,7 +116,7 @@ def test_valid_input_is_unchanged(h: list[pk.Message]) -> None:
     assert pk.validate_history(h) == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken_histories())
 def test_validate_reports_exactly_when_repair_changes_something(h: list[pk.Message]) -> None:
     problems = pk.validate_history(h)

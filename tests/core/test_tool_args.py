@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from providerkit_nb.core.tool_args import is_complete_json, normalize_tool_id, parse_tool_args
@@ -40,11 +40,13 @@ def test_salvage_rules(raw: object, expected: dict) -> None:
     assert parse_tool_args(raw) == expected
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=60))
 def test_never_raises_and_always_gives_a_dict(raw: str) -> None:
     assert isinstance(parse_tool_args(raw), dict)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.text(max_size=8), st.text(max_size=20), max_size=4))
 def test_any_cut_of_a_string_object_keeps_the_complete_pairs(obj: dict) -> None:
     import json

@@ -1,51 +1,78 @@
-"""Child process for the crash tests: save a conversation as fast as it can, acknowledging each.
+"""Fork server for the crash tests: ``python crash_child.py`` reads JSON requests on stdin.
 
-    python crash_child.py KIND TARGET CONVERSATION_ID SEED [--schema S] [--count N]
+Starting a fresh interpreter per trial costs far more than a trial, so this process imports
+everything once and forks one writer process per trial (a real process the test kills with
+SIGKILL). Requests, one JSON object per line, each answered with one JSON line:
 
-Prints "ready" once the store is open, then the seq of every message after ``save`` returned,
-flushed at once, so whatever the parent reads was acknowledged before the kill. With --count it
-exits after N saves; otherwise it runs until killed.
+- ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out"}`` -> ``{"pid"}``:
+  the writer opens the store, writes "ready" to ``out``, then saves the conversation as fast as
+  it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
+  returned; with ``count`` it exits after that many saves, otherwise it runs until killed.
+- ``{"op": "wait", "pid"}`` -> ``{"status"}``: reaps the writer; -9 when SIGKILL ended it.
+
+The writer builds its store after the fork, so no connection is shared with this process.
 """
 
 from __future__ import annotations
 
-import argparse
+import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convo import conversation  # noqa: E402
 
+from providerkit_nb.store.postgres import PostgresStore  # noqa: E402
+from providerkit_nb.store.sqlite import NotebookStore  # noqa: E402
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["sqlite", "postgres"])
-    ap.add_argument("target")
-    ap.add_argument("cid")
-    ap.add_argument("seed", type=int)
-    ap.add_argument("--schema")
-    ap.add_argument("--count", type=int, default=0)
-    a = ap.parse_args()
-    if a.kind == "sqlite":
-        from providerkit_nb.store.sqlite import NotebookStore
+try:  # imported up front so a forked writer starts at once
+    import psycopg  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
 
-        store = NotebookStore(a.target)
+
+def writer(req: dict) -> None:
+    fd = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    if req["kind"] == "sqlite":
+        store = NotebookStore(req["target"])
     else:
-        from providerkit_nb.store.postgres import PostgresStore
-
-        store = PostgresStore(a.target, schema=a.schema)
-    out = sys.stdout
-    out.write("ready\n")
-    out.flush()
-    for n, message in enumerate(conversation(a.seed), 1):
-        saved = store.save(a.cid, message)
-        out.write(f"{saved.seq}\n")
-        out.flush()
-        if n == a.count:
+        store = PostgresStore(req["target"], schema=req.get("schema"))
+    os.write(fd, b"ready\n")
+    count = int(req.get("count") or 0)
+    for n, message in enumerate(conversation(int(req["seed"])), 1):
+        saved = store.save(req["cid"], message)
+        os.write(fd, b"%d\n" % saved.seq)
+        if n == count:
             break
     store.close()
 
 
+def serve() -> None:
+    for line in sys.stdin:
+        req = json.loads(line)
+        if req["op"] == "run":
+            pid = os.fork()
+            if pid == 0:
+                code = 0
+                try:
+                    writer(req)
+                except BaseException:
+                    with open(req["out"] + ".err", "w") as f:
+                        f.write(traceback.format_exc())
+                    code = 1
+                os._exit(code)
+            reply = {"pid": pid}
+        elif req["op"] == "wait":
+            _, status = os.waitpid(int(req["pid"]), 0)
+            reply = {"status": os.waitstatus_to_exitcode(status)}
+        else:
+            reply = {"error": f"unknown op {req['op']!r}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
 if __name__ == "__main__":
-    main()
+    serve()

@@ -32,6 +32,8 @@ CHILD = Path(__file__).with_name("crash_child.py")
 REPO = Path(__file__).resolve().parents[2]
 TRIALS = 50
 SOAK_TRIALS = 500
+TWO_WRITER_TRIALS = 10
+STEADY = 120  # saves by the writer that is not killed
 
 
 def _canon(m) -> str:
@@ -56,37 +58,69 @@ def _pairing_problems(msgs) -> list[str]:
     return problems
 
 
-class Child:
-    def __init__(self, backing: Backing, cid: str, seed: int, workdir: Path, count: int = 0):
-        self.out = workdir / f"{cid}.out"
-        self.err = workdir / f"{cid}.err"
-        args = [sys.executable, str(CHILD), backing.kind, backing.target, cid, str(seed)]
-        if backing.schema:
-            args += ["--schema", backing.schema]
-        if count:
-            args += ["--count", str(count)]
-        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        with open(self.out, "w") as o, open(self.err, "w") as e:
-            self.proc = subprocess.Popen(args, stdout=o, stderr=e, env=env, cwd=workdir)
+class Forker:
+    """The fork server of crash_child.py: one interpreter, a forked writer process per trial."""
 
-    def lines(self) -> list[str]:
-        text = self.out.read_text()
-        return text.split("\n")[:-1]  # complete lines only
+    def __init__(self, workdir: Path):
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen(
+            [sys.executable, str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, env=env, cwd=workdir,
+        )
+        self.workdir = workdir
+
+    def ask(self, **req) -> dict:
+        self.proc.stdin.write(json.dumps(req) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"fork server died (exit {self.proc.poll()})"
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+@pytest.fixture
+def forker(tmp_path):
+    f = Forker(tmp_path)
+    yield f
+    f.close()
+
+
+class Child:
+    def __init__(self, forker: Forker, backing: Backing, cid: str, seed: int, count: int = 0):
+        self.forker = forker
+        self.out = forker.workdir / f"{cid}.out"
+        self.err = Path(str(self.out) + ".err")
+        self.pid = forker.ask(op="run", kind=backing.kind, target=backing.target, cid=cid,
+                              seed=seed, schema=backing.schema, count=count, out=str(self.out))["pid"]
+        self.status: int | None = None
+
+    def text(self) -> str:
+        return self.out.read_text() if self.out.exists() else ""
+
+    def errors(self) -> str:
+        return self.err.read_text() if self.err.exists() else ""
 
     def wait_ready(self, timeout: float = 20.0) -> None:
         deadline = time.monotonic() + timeout
-        while not self.out.read_text().startswith("ready\n"):
-            if self.proc.poll() is not None:
-                raise AssertionError(f"child exited early: {self.err.read_text()}")
-            assert time.monotonic() < deadline, "child did not open the store in time"
-            time.sleep(0.002)
+        while not self.text().startswith("ready\n"):
+            assert not self.errors(), f"writer failed: {self.errors()}"
+            assert time.monotonic() < deadline, "writer did not open the store in time"
+            time.sleep(0.001)
 
     def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
+        os.kill(self.pid, signal.SIGKILL)
+        self.wait()
+
+    def wait(self) -> int:
+        if self.status is None:
+            self.status = self.forker.ask(op="wait", pid=self.pid)["status"]
+        return self.status
 
     def acked(self) -> list[int]:
-        lines = self.lines()
+        lines = self.text().split("\n")[:-1]  # complete lines only
         if not lines:
             return []
         assert lines[0] == "ready", lines[:3]
@@ -120,19 +154,19 @@ def _sqlite_integrity(path: str) -> None:
         conn.close()
 
 
-def _trials(backing: Backing, tmp_path: Path, seeds: range) -> None:
+def _trials(backing: Backing, forker: Forker, seeds: range) -> None:
     survived: dict[str, tuple[int, int]] = {}
     for seed in seeds:
         rng = random.Random(seed)
         cid = f"crash-{seed}"
-        child = Child(backing, cid, seed, tmp_path)
+        child = Child(forker, backing, cid, seed)
         if rng.random() < 0.2:
-            time.sleep(rng.uniform(0.0, 0.2))  # often lands while opening or migrating
+            time.sleep(rng.uniform(0.0, 0.01))  # often lands while opening or migrating
         else:
             child.wait_ready()
-            time.sleep(rng.uniform(0.0, 0.08))
+            time.sleep(rng.uniform(0.0, 0.05))
         child.kill()
-        assert child.proc.returncode == -signal.SIGKILL, child.err.read_text()
+        assert child.status == -signal.SIGKILL, child.errors()
         if backing.kind == "sqlite":
             if Path(backing.target).exists():
                 _sqlite_integrity(backing.target)
@@ -153,37 +187,38 @@ def _trials(backing: Backing, tmp_path: Path, seeds: range) -> None:
     assert saved_any >= len(seeds) // 2, f"only {saved_any} trials got as far as saving"
 
 
-def test_kill9_during_save_loop(durable, tmp_path):
-    _trials(durable, tmp_path, range(TRIALS))
+def test_kill9_during_save_loop(durable, forker):
+    _trials(durable, forker, range(TRIALS))
 
 
 @pytest.mark.soak
-def test_kill9_during_save_loop_soak(durable, tmp_path):
-    _trials(durable, tmp_path, range(1000, 1000 + SOAK_TRIALS))
+def test_kill9_during_save_loop_soak(durable, forker):
+    _trials(durable, forker, range(1000, 1000 + SOAK_TRIALS))
 
 
-def _two_writers(backing: Backing, tmp_path: Path, seeds: range) -> None:
+def _two_writers(backing: Backing, forker: Forker, seeds: range) -> None:
     for seed in seeds:
         rng = random.Random(seed)
-        victim = Child(backing, f"victim-{seed}", seed, tmp_path)
-        steady = Child(backing, f"steady-{seed}", seed + 10_000, tmp_path, count=300)
+        victim = Child(forker, backing, f"victim-{seed}", seed)
+        steady = Child(forker, backing, f"steady-{seed}", seed + 10_000, count=STEADY)
         victim.wait_ready()
-        time.sleep(rng.uniform(0.0, 0.1))
+        steady.wait_ready()
+        time.sleep(rng.uniform(0.0, 0.05))
         victim.kill()
-        assert steady.proc.wait(60) == 0, steady.err.read_text()
+        assert steady.wait() == 0, steady.errors()
         if backing.kind == "sqlite":
             _sqlite_integrity(backing.target)
         with backing.new() as store:
             _check_conversation(store, f"victim-{seed}", seed, victim.acked())
             acked = steady.acked()
-            assert len(acked) == 300
+            assert len(acked) == STEADY
             _check_conversation(store, f"steady-{seed}", seed + 10_000, acked, exact=True)
 
 
-def test_two_processes_one_killed(durable, tmp_path):
-    _two_writers(durable, tmp_path, range(10))
+def test_two_processes_one_killed(durable, forker):
+    _two_writers(durable, forker, range(TWO_WRITER_TRIALS))
 
 
 @pytest.mark.soak
-def test_two_processes_one_killed_soak(durable, tmp_path):
-    _two_writers(durable, tmp_path, range(2000, 2100))
+def test_two_processes_one_killed_soak(durable, forker):
+    _two_writers(durable, forker, range(2000, 2000 + SOAK_TRIALS // 5))

@@ -175,11 +175,13 @@ def chat_sdk(url: str) -> Reader | None:
 
 # --------------------------------------------------------------------------- Responses (bench/stream_responses.py)
 
+from bench.stream_gemini import gemini_body, gemini_floor, gemini_ours, gemini_sdk  # noqa: E402
 from bench.stream_responses import responses_body, responses_floor, responses_ours, responses_sdk  # noqa: E402
 
 BENCHES: dict[str, WireBench] = {
     "openai_chat": WireBench(chat_body, chat_floor, chat_ours, chat_sdk, "openai"),
     "openai_responses": WireBench(responses_body, responses_floor, responses_ours, responses_sdk, "openai (responses)"),
+    "gemini": WireBench(gemini_body, gemini_floor, gemini_ours, gemini_sdk, "google-genai"),
 }
 
 # --------------------------------------------------------------------------- running
@@ -221,7 +223,7 @@ def run_wire(wire: str, chunks: int = 20000, rounds: int = 7) -> list[dict[str, 
     return rows
 
 
-OTHER_SCRIPTS = ("bench.stream_anthropic", "bench.stream_gemini")
+OTHER_SCRIPTS = ("bench.stream_anthropic",)
 
 
 def run(chunks: int = 20000, rounds: int = 7, include_others: bool = False) -> list[dict[str, Any]]:

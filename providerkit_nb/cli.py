@@ -10,7 +10,9 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m providerkit_nb")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("demo", help="the crash-and-resume walkthrough")
+    dp = sub.add_parser("demo", help="the crash-and-resume story and the repair walkthrough")
+    dp.add_argument("--child", metavar="STORE", help=argparse.SUPPRESS)
+    dp.add_argument("--walkthrough", action="store_true", help="only the saved-file walkthrough")
     rp = sub.add_parser("replay", help="replay a recorded cassette through our adapters")
     rp.add_argument("cassette", help="a vcrpy YAML cassette")
     rp.add_argument("--transport", choices=("httpx", "requests"), default="httpx")
@@ -21,8 +23,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return replay_main(args.cassette, args.transport, args.json)
     if args.command == "demo":
-        from .demo import run_demo
+        from . import demo
 
-        return run_demo()
+        if args.child:
+            return demo.story_child(args.child)
+        if args.walkthrough:
+            return demo.run_walkthrough()
+        return demo.run_demo()
     parser.print_help(sys.stderr)
     return 2

@@ -141,8 +141,8 @@ def _section(out: TextIO, title: str) -> None:
     out.write(f"\n== {title} " + "=" * max(WIDTH - len(title) - 4, 0) + "\n")
 
 
-def run_demo(path: str | Path | None = None, out: TextIO | None = None) -> int:
-    """Print the walkthrough; returns 0 when the repaired history validates clean."""
+def run_walkthrough(path: str | Path | None = None, out: TextIO | None = None) -> int:
+    """Print the saved-file walkthrough; returns 0 when the repaired history validates clean."""
     out = out or sys.stdout
     source = Path(path) if path is not None else find_example()
     history = loads(source.read_text(encoding="utf-8"))
@@ -182,3 +182,175 @@ def run_demo(path: str | Path | None = None, out: TextIO | None = None) -> int:
     out.write(problems_table(after) + "\n")
     out.write(f"repairing the repaired history changes nothing: {not again.changes}\n")
     return 0 if not after and not again.changes else 1
+
+
+# --------------------------------------------------------------------------- the live story
+
+REPO = Path(__file__).resolve().parents[1]
+STORY_CASSETTE = REPO / "cassettes" / "demo.yaml"
+STORY_ID = "crash-demo"
+STORY_QUESTION = "Read README.md and write a one-line summary to NOTES.md."
+STORY_FILES = {"README.md": "# weather-cli\nA tiny command line that prints the weather. Requires Python 3.11."}
+
+
+def _story_tools(slow_write: bool) -> ToolRegistry:
+    import os
+    import time
+
+    from .core.tools import define_tool
+
+    def read(args: dict) -> str:
+        return STORY_FILES.get(args["path"], f"no such file: {args['path']}")
+
+    def write(args: dict) -> str:
+        if slow_write:
+            if os.environ.get("PK_RECORD_DEMO"):
+                from . import offline
+
+                offline.stop()  # write what was recorded so far: SIGKILL comes next
+            print("TOOL_STARTED", flush=True)
+            time.sleep(60)  # the parent kills this process here
+        return f"wrote {len(args['content'])} characters to {args['path']}"
+
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    both = {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+    }
+    return ToolRegistry(
+        [
+            define_tool("read_file", "Read a file of the project.", path, read, is_read_only=True),
+            define_tool("write_file", "Write a file of the project.", both, write),
+        ]
+    )
+
+
+def _story_provider() -> tuple[object, str]:
+    """The real provider with a key; else the project's cassette, answered offline."""
+    import os
+
+    from . import offline
+    from .providers.factory import openai
+
+    live = bool(os.environ.get("OPENAI_API_KEY")) and os.environ.get("OPENAI_API_KEY") != offline.OFFLINE_KEY
+    if not live:
+        record = bool(os.environ.get("PK_RECORD_DEMO"))
+        if not record and not STORY_CASSETTE.exists():
+            raise SystemExit(f"no OPENAI_API_KEY set and no cassette at {STORY_CASSETTE}: set a key to run live")
+        offline.replay(STORY_CASSETTE, record=record)
+        if record:
+            sys.path.insert(0, str(REPO / "scripts"))
+            import notebook_replay
+
+            notebook_replay.use_constructed_model()
+    return openai(model=os.environ.get("PK_DEMO_MODEL", "gpt-4o-mini")), "live" if live else "cassette"
+
+
+def story_child(store_path: str) -> int:
+    """The process that gets killed: it runs the conversation until write_file is running."""
+    from .conversation import Conversation
+    from .store.sqlite import NotebookStore
+
+    provider, _ = _story_provider()
+
+    class Announcing:
+        def __init__(self, store: object) -> None:
+            self._store = store
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._store, name)
+
+        def save(self, cid: str, message: Message) -> object:
+            saved = self._store.save(cid, message)
+            print(f"SAVED {message.role}", flush=True)
+            return saved
+
+    store = NotebookStore(store_path)
+    convo = Conversation(Announcing(store), STORY_ID, provider, _story_tools(slow_write=True),
+                         system="You maintain a small project. Use the tools.", display=False)
+    convo.send(STORY_QUESTION)
+    return 0
+
+
+def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") -> int:
+    """Crash a real conversation with SIGKILL mid-tool, then load, repair, resume and report."""
+    import os
+    import signal
+    import subprocess
+
+    from .conversation import Conversation
+    from .notebook.report import write_report
+    from .store.sqlite import NotebookStore
+
+    out = out or sys.stdout
+    folder = Path(workdir)
+    folder.mkdir(parents=True, exist_ok=True)
+    store_path = folder / "demo.providerkit.sqlite"
+    for leftover in folder.glob("demo.providerkit.sqlite*"):
+        leftover.unlink()
+
+    out.write("providerkit_nb: a conversation that survives kill -9\n")
+    _section(out, "1. a child process runs the conversation; we SIGKILL it while write_file runs")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "providerkit_nb", "demo", "--child", str(store_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert child.stdout is not None
+    for line in child.stdout:
+        out.write(f"  child: {line}")
+        if line.startswith("TOOL_STARTED"):
+            os.kill(child.pid, signal.SIGKILL)
+            break
+    child.wait(timeout=30)
+    err = child.stderr.read() if child.stderr else ""
+    child.stdout.close()
+    if child.stderr:
+        child.stderr.close()
+    if child.returncode != -signal.SIGKILL:
+        out.write(err[-3000:])
+        out.write(f"the child exited with {child.returncode} before its tool ran\n")
+        return 1
+    out.write(f"  child killed (exit {child.returncode}) inside write_file\n")
+
+    provider, mode = _story_provider()
+    tools = _story_tools(slow_write=False)
+    with NotebookStore(store_path) as store:
+        before = store.load(STORY_ID)
+        _section(out, "2. what the store kept (every message saved before the kill)")
+        out.write(history_table(before) + "\n")
+        _section(out, "3. what a provider would refuse if we sent it as it is")
+        problems = validate_history(before, wire="openai_chat")
+        out.write(problems_table(problems) + "\n")
+
+        convo = Conversation(store, STORY_ID, provider, tools, display=False)
+        repaired = convo.repaired
+        _section(out, "4. repaired: what the model is told (+ added)")
+        out.write(history_table(repaired.messages, _marks(repaired)) + "\n")
+        out.write(interrupted_table(repaired) + "\n")
+
+        _section(out, f"5. resume ({mode}): the model reads the note and answers")
+        convo.display = True
+        turn = convo.resume()
+        after = store.load(STORY_ID)
+        final = convo.repair()
+        report = write_report(
+            folder / "report.html", before, repaired, problems,
+            title="providerkit_nb demo: killed mid-tool, repaired, resumed",
+        )
+        _section(out, "6. the conversation now")
+        out.write(history_table(after) + "\n")
+        ok = turn is not None and not validate_history(final.messages)
+        out.write(f"\nsession id kept in the store: {store.session_id(STORY_ID)}\n")
+        out.write(f"HTML report of the repair: {report.resolve()}\n")
+    from . import offline
+
+    offline.stop()
+    return 0 if ok else 1
+
+
+def run_demo(out: TextIO | None = None) -> int:
+    """``make demo``: the live crash-and-resume story, then the saved-file walkthrough."""
+    code = run_story(out)
+    (out or sys.stdout).write("\n\n")
+    return code or run_walkthrough(out=out)

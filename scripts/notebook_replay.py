@@ -1,8 +1,7 @@
 """Offline replay for the example notebooks (and the recorder that made their cassette).
 
-Replay: vcrpy plays cassettes/notebooks.yaml back, matching a request by its method, host, path
-and the conversation it carries (model, messages, tool names); the session id (prompt_cache_key)
-is left out of the match because every fresh store mints its own.
+Replay: ``providerkit_nb.offline.replay`` plays cassettes/notebooks.yaml back (matched by the
+conversation a request carries, not its session id).
 
 Recording (``PK_RECORD_NOTEBOOKS=1 make notebooks-cassette``): the requests are answered by
 ``constructed_model`` below, a small deterministic stand-in that writes replies in the real
@@ -21,67 +20,39 @@ import re
 from pathlib import Path
 from typing import Any
 
-_cassette: Any = None
 _patched: Any = None
 
 
-def _conversation(body: bytes | str | None) -> Any:
-    try:
-        b = json.loads(body or b"{}")
-    except (TypeError, ValueError):
-        return body
-    tools = [t.get("function", {}).get("name") for t in b.get("tools", [])]
-    return b.get("model"), b.get("messages"), tools
-
-
-def same_conversation(r1: Any, r2: Any) -> None:
-    assert _conversation(r1.body) == _conversation(r2.body), "a different conversation"
-
-
-def _scrub(request: Any) -> Any:
-    for h in ("authorization", "Authorization", "x-api-key", "x-goog-api-key"):
-        if h in request.headers:
-            request.headers[h] = "REDACTED"
-    return request
-
-
 def install(repo: Path, *, record: bool = False) -> None:
-    """Start replaying (or recording) for the rest of this process."""
-    global _cassette, _patched
-    import vcr
+    """Start replaying (or recording, answered by ``constructed_model``) for this process."""
+    global _patched
+    from providerkit_nb import offline
 
-    if not os.environ.get("OPENAI_API_KEY"):
-        os.environ["OPENAI_API_KEY"] = "offline-replay"
-    my_vcr = vcr.VCR(
-        record_mode="new_episodes" if record else "none",
-        match_on=["method", "host", "path", "conversation"],
-        before_record_request=_scrub,
-        decode_compressed_response=True,
-    )
-    my_vcr.register_matcher("conversation", same_conversation)
-    _cassette = my_vcr.use_cassette(
-        str(repo / "cassettes" / "notebooks.yaml"), allow_playback_repeats=True
-    )
-    _cassette.__enter__()
+    offline.replay(repo / "cassettes" / "notebooks.yaml", record=record)
     if record and not os.environ.get("PK_RECORD_LIVE"):
-        import httpx
+        _patched = use_constructed_model()
 
-        from providerkit_nb.transport import http as pk_http
 
-        original = pk_http.HttpxSender.__init__
+def use_constructed_model() -> Any:
+    """Make every default httpx sender answer through ``constructed_model`` (recording only)."""
+    import httpx
 
-        def init(self: Any, client: Any = None, transport: Any = None) -> None:
-            original(self, client, transport or httpx.MockTransport(constructed_model))
+    from providerkit_nb.transport import http as pk_http
 
-        pk_http.HttpxSender.__init__ = init  # type: ignore[method-assign]
-        _patched = (pk_http.HttpxSender, original)
+    original = pk_http.HttpxSender.__init__
+
+    def init(self: Any, client: Any = None, transport: Any = None) -> None:
+        original(self, client, transport or httpx.MockTransport(constructed_model))
+
+    pk_http.HttpxSender.__init__ = init  # type: ignore[method-assign]
+    return pk_http.HttpxSender, original
 
 
 def uninstall() -> None:
-    global _cassette, _patched
-    if _cassette is not None:
-        _cassette.__exit__(None, None, None)
-        _cassette = None
+    global _patched
+    from providerkit_nb import offline
+
+    offline.stop()
     if _patched is not None:
         cls, original = _patched
         cls.__init__ = original
@@ -111,9 +82,33 @@ def _frames(model: str, deltas: list[dict[str, Any]], finish: str, usage: dict[s
     return "".join(f"data: {json.dumps(o)}\n\n" for o in out) + "data: [DONE]\n\n"
 
 
+def _calls_made(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    made = []
+    for m in messages:
+        for c in m.get("tool_calls") or []:
+            fn = c.get("function", {})
+            try:
+                path = json.loads(fn.get("arguments") or "{}").get("path", "")
+            except ValueError:
+                path = ""
+            made.append((fn.get("name", ""), path))
+    return made
+
+
+def _call(model: str, digest: str, name: str, args: dict[str, Any], prompt: int) -> str:
+    raw = json.dumps(args)
+    deltas = [
+        {"tool_calls": [{"index": 0, "id": f"call_{digest}", "type": "function", "function": {"name": name, "arguments": ""}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": raw[: len(raw) // 2]}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": raw[len(raw) // 2 :]}}]},
+    ]
+    return _frames(model, deltas, "tool_calls", {"prompt_tokens": prompt, "completion_tokens": 18, "total_tokens": prompt + 18})
+
+
 def constructed_model(request: Any) -> Any:
-    """Deterministic replies: a user asking about a *.md file gets a read_file call when the
-    tool is offered; a tool result or a note gets a one-line summary; anything else an echo."""
+    """Deterministic replies. The .md files named in the latest user question are read (when
+    read_file is offered), then the second one is written with a summary (when write_file is
+    offered); a result or a note gets a one-line answer; anything else an echo."""
     import httpx
 
     body = json.loads(request.content)
@@ -123,21 +118,26 @@ def constructed_model(request: Any) -> Any:
     last = messages[-1] if messages else {"role": "user", "content": ""}
     prompt = sum(len(json.dumps(m)) for m in messages) // 4
     digest = hashlib.sha1(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:12]
-    wanted = re.findall(r"[\w.-]+\.md", _text(last)) if last.get("role") == "user" else []
-    if wanted and "read_file" in tools and not _text(last).startswith("[Result of the tool"):
-        args = json.dumps({"path": wanted[0]})
-        deltas = [
-            {"tool_calls": [{"index": 0, "id": f"call_{digest}", "type": "function", "function": {"name": "read_file", "arguments": ""}}]},
-            {"tool_calls": [{"index": 0, "function": {"arguments": args[: len(args) // 2]}}]},
-            {"tool_calls": [{"index": 0, "function": {"arguments": args[len(args) // 2 :]}}]},
-        ]
-        sse = _frames(model, deltas, "tool_calls", {"prompt_tokens": prompt, "completion_tokens": 18, "total_tokens": prompt + 18})
-    else:
-        if last.get("role") == "tool" or _text(last).startswith("[Result of the tool"):
-            first_line = _text(last).split("\n")[0][:80]
-            answer = f"It says: {first_line}"
+    users = [m for m in messages if m.get("role") == "user" and not _text(m).startswith("[Result of the tool")]
+    question = _text(users[-1]) if users else ""
+    since = messages[messages.index(users[-1]) :] if users else messages
+    wanted = re.findall(r"[\w.-]+\.md", question)
+    made = _calls_made(since)
+    sse = None
+    if wanted and "read_file" in tools and ("read_file", wanted[0]) not in made:
+        sse = _call(model, digest, "read_file", {"path": wanted[0]}, prompt)
+    elif len(wanted) > 1 and "write_file" in tools and ("write_file", wanted[1]) not in made:
+        results = [_text(m) for m in since if m.get("role") == "tool"]
+        summary = results[-1].split("\n")[0][:60] if results else ""
+        sse = _call(model, digest, "write_file", {"path": wanted[1], "content": f"Summary: {summary}"}, prompt)
+    if sse is None:
+        text = _text(last)
+        if last.get("role") == "tool" and text.startswith("This call was interrupted"):
+            answer = "That write was interrupted and may have partly run, so I will check the file before writing it again."
+        elif last.get("role") == "tool" or text.startswith("[Result of the tool"):
+            answer = f"It says: {text.split(chr(10))[0][:80]}"
         else:
-            answer = f"Noted: {_text(last)[:60]}"
+            answer = f"Noted: {text[:60]}"
         words = answer.split(" ")
         deltas = [{"content": w + (" " if i < len(words) - 1 else "")} for i, w in enumerate(words)]
         n = max(1, len(answer) // 4)

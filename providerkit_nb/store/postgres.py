@@ -69,10 +69,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 _INSERT = """
 INSERT INTO providerkit_messages (conversation_id, seq, created_at, hash, body)
-SELECT %(cid)s, coalesce(max(seq), 0) + 1, %(at)s, %(hash)s, %(body)s
-FROM providerkit_messages WHERE conversation_id = %(cid)s
-RETURNING seq, (SELECT max(seq) FROM providerkit_messages
-                WHERE conversation_id = %(cid)s AND hash = %(hash)s)
+VALUES (
+    %(cid)s,
+    coalesce((SELECT seq FROM providerkit_messages WHERE conversation_id = %(cid)s
+              ORDER BY seq DESC LIMIT 1), 0) + 1,
+    %(at)s, %(hash)s, %(body)s
+)
+RETURNING seq, (SELECT seq FROM providerkit_messages
+                WHERE conversation_id = %(cid)s AND hash = %(hash)s ORDER BY seq DESC LIMIT 1)
 """
 
 

@@ -4,10 +4,11 @@ WAL mode with ``synchronous=NORMAL`` by default: a commit survives the process b
 (kill -9, a kernel restart) and never corrupts on power loss, though on power loss the last
 commits may be lost; ``synchronous="FULL"`` closes that gap at roughly 10x the cost per save.
 
-Every write runs in ``BEGIN IMMEDIATE`` with a busy timeout, and the per-conversation seq is read
-and written inside that transaction, so several threads of one kernel (one connection behind a
-lock) and several processes (two notebooks, a notebook and a script) can save to one file
-without losing or reordering messages. The file is recognised by its SQLite application_id and
+Every write holds SQLite's write lock from its start (a save is one INSERT statement, which
+takes the lock as it begins; multi-statement writes use ``BEGIN IMMEDIATE``), waits through a
+busy timeout, and reads the per-conversation seq under that lock, so several threads of one
+kernel (one connection behind a lock) and several processes (two notebooks, a notebook and a
+script) can save to one file without losing or reordering messages. The file is recognised by its SQLite application_id and
 versioned by ``user_version`` with numbered migrations; a file from a newer version is refused
 and left as it is.
 """
@@ -90,11 +91,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 # new seq can never be taken twice, even by another process. duplicate_of is kept on the row.
 _INSERT = """
 INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
-SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4,
-       (SELECT max(seq) FROM messages WHERE conversation_id = ?1 AND hash = ?3)
-FROM messages WHERE conversation_id = ?1
+VALUES (
+    ?1,
+    coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
+    ?2, ?3, ?4,
+    (SELECT seq FROM messages WHERE conversation_id = ?1 AND hash = ?3 ORDER BY seq DESC LIMIT 1)
+)
 RETURNING seq, duplicate_of
 """
+# (ORDER BY ... LIMIT 1 rather than max(): SQLite answers it from the end of the index in
+# O(log n), where max() with a WHERE clause scans the whole conversation.)
 
 
 def _ts(dt: datetime) -> str:
@@ -348,8 +354,14 @@ class NotebookStore(BaseStore):
         self, conversation_id: str, text: str, digest: str, created_at: datetime | None
     ) -> SavedMessage:
         at = created_at or now_utc()
-        with self._read("save a message") as c:
-            seq, dup = c.execute(_INSERT, (conversation_id, _ts(at), digest, text)).fetchone()
+        with self._lock:  # inlined rather than _read(): this is the hot path
+            self._check_open()
+            try:
+                seq, dup = self._conn.execute(
+                    _INSERT, (conversation_id, _ts(at), digest, text)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise self._translate(exc, "save a message") from exc
         return SavedMessage(seq, digest, at, dup)
 
     def records(self, conversation_id: str) -> list[StoredMessage]:

@@ -18,6 +18,7 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -50,7 +51,7 @@ CONTEXT = re.compile(
     r"context[ _]length[ _]exceeded|maximum context length|context window|prompt is too long"
     r"|input is too long|too many (?:input )?tokens|reduce the length of the (?:messages|prompt|input)"
     r"|input length and `?max_tokens`? exceed context limit|exceed(?:s|ed)? (?:the )?context limit"
-    r"|exceeds? the (?:model's )?maximum (?:input |prompt |context )?(?:tokens|length|context)",
+    r"|exceeds? the (?:model's )?maximum (?:number of |input |prompt |context )?(?:tokens|length|context)",
     _I,
 )
 ENTITLEMENT = re.compile(
@@ -435,9 +436,8 @@ def _parse_date(value: str, now: float) -> float | None:
         except ValueError:
             return None
     if dt.tzinfo is None:
-        from datetime import timezone
 
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return max(0.0, dt.timestamp() - now)
 
 

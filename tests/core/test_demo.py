@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import providerkit_nb as pk
-from providerkit_nb.demo import find_example, run_demo
+from providerkit_nb.demo import find_example, run_walkthrough
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ def test_example_is_the_cut_off_conversation_it_claims_to_be() -> None:
 
 def test_demo_prints_tables_within_100_columns() -> None:
     buf = io.StringIO()
-    assert run_demo(out=buf) == 0
+    assert run_walkthrough(out=buf) == 0
     text = buf.getvalue()
     assert max(len(line) for line in text.splitlines()) <= 100
     # the one call that never returned is the write, which may have partly run

@@ -44,8 +44,8 @@ def test_repair_button_shows_repaired_rows_highlighted_by_kind():
     after = view.repaired_frame()
     # the missing result for b, and the orphan turned into a user note
     assert list(after["role"]) == ["system", "user", "assistant", "tool", "tool", "user"]
-    assert view.after.value.count('data-change="%s"' % R.ADDED_RESULT) == 1
-    assert view.after.value.count('data-change="%s"' % R.RESULT_TO_NOTE) == 1
+    assert view.after.value.count(f'data-change="{R.ADDED_RESULT}"') == 1
+    assert view.after.value.count(f'data-change="{R.RESULT_TO_NOTE}"') == 1
     assert view.status.value.startswith("repaired: 2 change(s), 1 interrupted call(s)")
     inter = view.interrupted_frame()
     assert list(inter["name"]) == ["write_file"] and list(inter["read_only"]) == [False]

@@ -11,7 +11,8 @@ import vcr
 from gemini_cases import rechunk, serving
 
 from providerkit_nb.core.errors import ProviderError
-from providerkit_nb.core.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from providerkit_nb.core.messages import UserMessage
+from providerkit_nb.core.repair import repair_history
 from providerkit_nb.core.rules import gemini as rules
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.core.validate import validate_history
@@ -151,31 +152,34 @@ def _replay(name: str, model: str, *, stream: bool, messages=None):
     return ei.value
 
 
-def _signature_lost_history():
-    return [
-        UserMessage("read both"),
-        AssistantMessage("", tool_calls=[ToolCall("a1", "read_file", '{"p": 1}'),
-                                         ToolCall("a2", "read_file", '{"p": 2}', thought_signature="c2lnbmVk")]),
-        ToolMessage("a1", "read_file", "one"),
-        ToolMessage("a2", "read_file", "two"),
-    ]
+def _recorded_history(name: str):
+    """The broken request the constructed cassette holds, read back through our importer."""
+    import yaml
+
+    from providerkit_nb.providers.gemini import from_gemini_contents
+
+    body = json.loads(yaml.safe_load((OWN / name).read_text())["interactions"][0]["request"]["body"])
+    return from_gemini_contents(body["contents"], body.get("systemInstruction"))
 
 
 def test_constructed_missing_thought_signature_400():
-    err = _replay("gemini_missing_thought_signature_400.yaml", "gemini-3-pro-preview", stream=True)
+    name = "gemini_missing_thought_signature_400.yaml"
+    err = _replay(name, "gemini-3-pro-preview", stream=True)
     assert err.kind == "invalid" and err.status == 400
-    predicted = [p for p in validate_history(_signature_lost_history(), wire="gemini") if p.rule == rules.MISSING_SIGNATURE.id]
+    predicted = [p for p in validate_history(_recorded_history(name), wire="gemini") if p.rule == rules.MISSING_SIGNATURE.id]
     assert len(predicted) == 1 and predicted[0].index == 1
     assert predicted[0].provider_wording in err.message
 
 
 def test_constructed_broken_history_400():
-    err = _replay("gemini_broken_history_400.yaml", "gemini-2.5-flash", stream=True)
+    name = "gemini_broken_history_400.yaml"
+    err = _replay(name, "gemini-2.5-flash", stream=True)
     assert err.kind == "invalid" and err.status == 400
-    broken = [UserMessage("two"), AssistantMessage("", tool_calls=[ToolCall("a", "f", "{}"), ToolCall("b", "f", "{}")]),
-              ToolMessage("a", "f", "ok"), UserMessage("and?")]
+    broken = _recorded_history(name)
     predicted = [p for p in rules.check(broken) if p.rule == rules.RESPONSE_COUNT.id]
-    assert len(predicted) == 1 and predicted[0].provider_wording in err.message
+    assert len(predicted) == 1 and predicted[0].index == 1
+    assert predicted[0].provider_wording in err.message
+    assert rules.check(repair_history(broken).messages) == []  # what we would send instead
 
 
 def test_constructed_429_with_retry_info():

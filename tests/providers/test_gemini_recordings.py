@@ -127,7 +127,7 @@ def test_thought_parts_become_reasoning_and_bill_as_output():
 
 def test_stop_after_calls_finishes_tool_calls():
     """STOP arrives on a later chunk than the call (Gemini 3): still tool_calls."""
-    case = next(c for c in OK if c.path.stem == "test_google_streaming_tool_call_thought_signature" and c.index == 0)
+    case = next(c for c in OK if c.path.stem == "test_google_streaming_tool_call_thought_signature" and c.interaction.index == 0)
     frames = responses_of(case.text)
     assert "finishReason" not in frames[0]["candidates"][0] and frames[1]["candidates"][0]["finishReason"] == "STOP"
     assert _turn(case).finish_reason == "tool_calls"
@@ -155,8 +155,7 @@ def test_error_recordings_classify(transport):
             def do_POST(self, case=case):
                 self.rfile.read(int(self.headers["content-length"]))
                 self.send_response(case.status)
-                for k, v in case.headers.items():
-                    self.send_header(k, v)
+                self.send_header("content-type", case.content_type())
                 self.send_header("content-length", str(len(case.body)))
                 self.end_headers()
                 self.wfile.write(case.body)

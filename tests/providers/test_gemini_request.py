@@ -416,3 +416,20 @@ def test_public_names():
     )
     assert imp.options == {"model": "gemini-3-pro-preview", "max_tokens": 9, "effort": "high", "tool_choice": "required"}
     assert imp.stream and imp.model == "gemini-3-pro-preview"
+
+
+def test_factory_and_preset(monkeypatch):
+    import providerkit_nb as pk
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "AIza-from-env-0000")
+    p = pk.gemini(model="models/gemini-3-flash-preview")
+    assert isinstance(p, g.GeminiProvider) and p.id == "gemini" and p.model == "gemini-3-flash-preview"
+    assert p.base_url == "https://generativelanguage.googleapis.com"
+    assert "AIza-from-env-0000" not in repr(p)
+    row = pk.PRESETS["gemini"]
+    assert (row.wire, row.env_keys) == ("gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"))
+    q = pk.preset("gemini")
+    assert q.model == row.default_model
+    wr = q.build_request([UserMessage("hi")], None, CallOptions(), stream=True)
+    assert wr.headers["x-goog-api-key"] == "AIza-from-env-0000"

@@ -110,12 +110,15 @@ def _backing(kind: str, tmp_path: Path) -> Iterator[Backing]:
             pass
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+_PG = pytest.param("postgres", marks=pytest.mark.postgres)
+
+
+@pytest.fixture(params=["memory", "sqlite", _PG])
 def backing(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backing]:
     yield from _backing(request.param, tmp_path)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", _PG])
 def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backing]:
     yield from _backing(request.param, tmp_path)
 

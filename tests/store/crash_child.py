@@ -4,8 +4,9 @@ Starting a fresh interpreter per trial costs far more than a trial, so this proc
 everything once and forks one writer process per trial (a real process the test kills with
 SIGKILL). Requests, one JSON object per line, each answered with one JSON line:
 
-- ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out"}`` -> ``{"pid"}``:
-  the writer opens the store, writes "ready" to ``out``, then saves the conversation as fast as
+- ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out", "go"}`` ->
+  ``{"pid"}``: the writer opens the store, writes "ready" to ``out``, waits for the file ``go``
+  to exist (when given), then saves the conversation as fast as
   it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
   returned; with ``count`` it exits after that many saves, otherwise it runs until killed.
 - ``{"op": "wait", "pid"}`` -> ``{"status"}``: reaps the writer; -9 when SIGKILL ended it.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -41,6 +43,9 @@ def writer(req: dict) -> None:
     else:
         store = PostgresStore(req["target"], schema=req.get("schema"))
     os.write(fd, b"ready\n")
+    go = req.get("go")
+    while go and not os.path.exists(go):  # a start line, so several writers really overlap
+        time.sleep(0.0005)
     count = int(req.get("count") or 0)
     for n, message in enumerate(conversation(int(req["seed"])), 1):
         saved = store.save(req["cid"], message)

@@ -1,30 +1,26 @@
-"""Streaming throughput of the Anthropic wire: ours vs the floor vs the ``anthropic`` SDK.
+"""The Anthropic Messages wire in the streaming benchmark (``python -m bench.stream``).
 
-One local HTTP server on 127.0.0.1 answers every request with the same 20,000-event Messages
-stream (message_start, a signed thinking block, a long text block with pings in it, a tool_use
-block streamed as input_json_delta fragments, message_delta, message_stop, with Anthropic's
-trailing-space padding). Timed, best of N:
+The stream (about 20,000 events): message_start, a signed thinking block, a long text block with
+pings in it, a tool_use block streamed as input_json_delta fragments, message_delta,
+message_stop, with Anthropic's trailing-space padding inside the JSON.
 
 - floor: httpx ``iter_lines`` + ``json.loads`` of every ``data:`` line (no turn assembly);
 - ours: ``AnthropicProvider`` + ``collect_turn`` (SSE reader, parser, assembler, signed blocks);
-- peer: the ``anthropic`` SDK, both its raw event iterator (``messages.create(stream=True)``)
+- peers: the ``anthropic`` SDK, both its raw event iterator (``messages.create(stream=True)``)
   and its accumulating ``messages.stream(...).get_final_message()``.
-
-Targets: ours at most 1.5x the floor, and faster than each SDK path.
-Run: ``python -m bench.stream_anthropic`` (``--chunks N``, ``--repeat N``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from typing import Any
 
-from bench.stream_gemini import _best, _Server
+from bench.harness import WireBench
 
 MODEL = "claude-sonnet-4-5"
 SIGNATURE = "EqQBCkYIBxgCKkBbench" + "A" * 300
+HEAD = "token 0 token 1 "
 PAD = "   "  # the API pads its JSON with spaces before the closing brace
 
 
@@ -33,7 +29,7 @@ def _frame(payload: dict[str, Any]) -> bytes:
     return f"event: {payload['type']}\ndata: {data[:-1]}{PAD}}}\n\n".encode()
 
 
-def make_body(chunks: int) -> bytes:
+def anthropic_body(chunks: int) -> bytes:
     thinking, args = 200, 50
     text = max(1, chunks - thinking - args - 12)
     ev: list[dict[str, Any]] = [
@@ -68,7 +64,7 @@ def make_body(chunks: int) -> bytes:
     return b"".join(_frame(e) for e in ev)
 
 
-def _floor(url: str, events: int) -> Callable[[], int]:
+def anthropic_floor(url: str) -> Callable[[], int]:
     import httpx
 
     client = httpx.Client()
@@ -81,13 +77,12 @@ def _floor(url: str, events: int) -> Callable[[], int]:
                 if line.startswith("data:"):
                     json.loads(line[5:])
                     n += 1
-        assert n == events
         return n
 
     return run
 
 
-def _ours(url: str, text_tail: str) -> Callable[[], int]:
+def anthropic_ours(url: str) -> Callable[[], int]:
     import providerkit_nb as pk
     from providerkit_nb.providers.anthropic import AnthropicProvider
 
@@ -97,7 +92,7 @@ def _ours(url: str, text_tail: str) -> Callable[[], int]:
     def run() -> int:
         turn = pk.collect_turn(p.create_stream(history))
         m = turn.message
-        assert turn.finish_reason == "tool_calls" and m.content.endswith(text_tail)
+        assert turn.finish_reason == "tool_calls" and m.content.startswith(HEAD)
         assert m.reasoning_items.items[0]["signature"] == SIGNATURE
         assert m.tool_calls[0].arguments.endswith('ab"}') and turn.usage.input_tokens == 2030
         return 1
@@ -113,20 +108,18 @@ def _sdk_client(url: str) -> Any:
     return anthropic.Anthropic(api_key="bench", base_url=url, max_retries=0)
 
 
-def _sdk_events(url: str, events: int) -> Callable[[], int] | None:
+def anthropic_sdk_events(url: str) -> Callable[[], int] | None:
     client = _sdk_client(url)
     if client is None:
         return None
 
     def run() -> int:
-        n = sum(1 for _ in client.messages.create(model=MODEL, max_tokens=8192, messages=[{"role": "user", "content": "hi"}], stream=True))
-        assert n >= events - 10  # the SDK hides pings
-        return n
+        return sum(1 for _ in client.messages.create(model=MODEL, max_tokens=8192, messages=[{"role": "user", "content": "hi"}], stream=True))
 
     return run
 
 
-def _sdk_final(url: str, text_tail: str) -> Callable[[], int] | None:
+def anthropic_sdk_final(url: str) -> Callable[[], int] | None:
     client = _sdk_client(url)
     if client is None:
         return None
@@ -134,47 +127,12 @@ def _sdk_final(url: str, text_tail: str) -> Callable[[], int] | None:
     def run() -> int:
         with client.messages.stream(model=MODEL, max_tokens=8192, messages=[{"role": "user", "content": "hi"}]) as s:
             msg = s.get_final_message()
-        assert msg.content[1].text.endswith(text_tail) and msg.content[0].signature == SIGNATURE
+        assert msg.content[1].text.startswith(HEAD) and msg.content[0].signature == SIGNATURE
         return 1
 
     return run
 
 
-def run(chunks: int = 20000, repeat: int = 5) -> list[dict[str, Any]]:
-    """Rows ``{name, ours, floor_or_peer, ratio, target, ok}`` (seconds, best of ``repeat``)."""
-    body = make_body(chunks)
-    events = body.count(b"\ndata:") + body.startswith(b"data:")
-    text = max(1, chunks - 262)
-    tail = f"token {text - 1} "
-    rows: list[dict[str, Any]] = []
-    with _Server(body) as srv:
-        ours, floor = _best([_ours(srv.url, tail), _floor(srv.url, events)], repeat)
-        rows.append({"name": f"anthropic stream {events} events vs floor (httpx iter_lines + json.loads)",
-                     "ours": ours, "floor_or_peer": floor, "ratio": ours / floor, "target": "<= 1.5",
-                     "ok": ours / floor <= 1.5})
-        for label, make in (("anthropic SDK raw events", _sdk_events(srv.url, events)),
-                            ("anthropic SDK messages.stream final message", _sdk_final(srv.url, tail))):
-            if make is None:
-                rows.append({"name": f"anthropic stream vs {label}", "ours": ours, "floor_or_peer": None,
-                             "ratio": None, "target": "< 1.0", "ok": None})
-                continue
-            (peer,) = _best([make], max(1, repeat // 2))  # the SDK is slow: fewer rounds
-            rows.append({"name": f"anthropic stream {events} events vs {label}", "ours": ours, "floor_or_peer": peer,
-                         "ratio": ours / peer, "target": "< 1.0", "ok": ours < peer})
-    return rows
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--chunks", type=int, default=20000)
-    ap.add_argument("--repeat", type=int, default=5)
-    a = ap.parse_args()
-    for r in run(a.chunks, a.repeat):
-        peer = "n/a (anthropic not installed)" if r["floor_or_peer"] is None else f"{r['floor_or_peer']:.3f}s"
-        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        print(f"{r['name']}: ours {r['ours']:.3f}s, other {peer}, ratio {ratio} (target {r['target']}) "
-              f"{'OK' if r['ok'] else ('--' if r['ok'] is None else 'MISSED')}")
-
-
-if __name__ == "__main__":
-    main()
+BENCH = WireBench(anthropic_body, anthropic_floor, anthropic_ours,
+                  {"anthropic SDK raw event iterator": anthropic_sdk_events,
+                   "anthropic SDK messages.stream final message": anthropic_sdk_final})

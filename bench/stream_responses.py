@@ -4,23 +4,22 @@ One local HTTP server on 127.0.0.1 answers every request with the same ~20,000-e
 stream, written the way the API writes it (``event:`` lines, ``sequence_number``, ``obfuscation``
 and ``logprobs`` on every delta): a reasoning item with streamed summary text and its encrypted
 content, a long message streamed as ``output_text.delta``s with its ``.done`` snapshots, a
-function call streamed as argument deltas, and ``response.completed`` with usage. Measured by
-bench/stream.py's runner (interleaved rounds, medians), where this wire has its row:
+function call streamed as argument deltas, and ``response.completed`` with usage. Its row in
+``python -m bench.stream`` (``--wire openai_responses`` for this wire alone):
 
 - floor: httpx ``iter_lines`` + ``json.loads`` of every ``data:`` line (no turn assembly);
 - ours: ``ResponsesProvider`` + ``collect_turn`` (SSE reader, parser, assembler, reasoning items);
-- peer: the ``openai`` SDK's accumulating ``responses.stream(...).get_final_response()``.
-
-Targets: ours at most 1.5x the floor, and faster than the SDK.
-Run: ``python -m bench.stream_responses`` (``--chunks N``, ``--rounds N``) or ``python -m bench.stream``.
+- peers: the ``openai`` SDK's event iterator and its accumulating
+  ``responses.stream(...).get_final_response()``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Callable
 from typing import Any
+
+from bench.harness import WireBench
 
 MODEL = "gpt-5.5"
 ENCRYPTED = "gAAAAABbench" + "x" * 1500
@@ -150,25 +149,21 @@ def responses_sdk(url: str) -> Callable[[], int] | None:
     return run
 
 
-def run(chunks: int = 20000, rounds: int = 7) -> list[dict[str, Any]]:
-    """Rows ``{name, ours, floor_or_peer, ratio, target, ok}`` (seconds, medians), measured by
-    bench/stream.py's runner (this wire's row in its table)."""
-    from bench.stream import run_wire
+def responses_sdk_events(url: str) -> Callable[[], int] | None:
+    """The SDK's plain event iterator (``responses.create(stream=True)``): typed events, no
+    accumulation, the least the SDK does."""
+    try:
+        import openai
+    except ImportError:
+        return None
+    client = openai.OpenAI(api_key="bench", base_url=f"{url}/v1", max_retries=0)
 
-    return run_wire("openai_responses", chunks, rounds)
+    def run() -> int:
+        return sum(1 for _ in client.responses.create(model=MODEL, input="hi", stream=True))
 
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--chunks", type=int, default=20000)
-    ap.add_argument("--rounds", type=int, default=7)
-    a = ap.parse_args()
-    for r in run(a.chunks, a.rounds):
-        other = "n/a (openai not installed)" if r["floor_or_peer"] is None else f"{r['floor_or_peer']:.3f}s"
-        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        verdict = "--" if r["ok"] is None else ("OK" if r["ok"] else "MISSED")
-        print(f"{r['name']}: ours {r['ours']:.3f}s, other {other}, ratio {ratio} (target {r['target']}) {verdict}")
+    return run
 
 
-if __name__ == "__main__":
-    main()
+BENCH = WireBench(responses_body, responses_floor, responses_ours,
+                  {"openai SDK responses event iterator": responses_sdk_events,
+                   "openai SDK responses.stream final response": responses_sdk})

@@ -46,7 +46,7 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..transport.classify import stream_error
-from ..transport.sse import SSEEvent
+from ..transport.sse import SSEEvent, loads_data
 from .base import EFFORTS, CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
 
 __all__ = [
@@ -376,16 +376,6 @@ class AnthropicProvider(WireProvider):
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        timeout: Any = None,
-        transport: Any = None,
-        id: str | None = None,
-        instance_session_id: str | None = None,
-        require_key: bool = True,
-        env_keys: Sequence[str] | None = None,
-        effort: str | None = None,
         max_tokens: int | None = None,
         version: str = API_VERSION,
         bearer: bool = False,
@@ -393,23 +383,11 @@ class AnthropicProvider(WireProvider):
         session_header: str | None = None,
         path: str | None = None,
         replay_tag: str | None = None,
+        **base: Any,
     ) -> None:
-        if env_keys is not None:
-            self.env_keys = tuple(env_keys)
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            id=id,
-            instance_session_id=instance_session_id,
-            require_key=require_key,
-        )
-        if effort is not None and effort not in EFFORTS:
-            raise ValueError(f"effort must be one of {EFFORTS} or None, got {effort!r}")
-        self.effort = effort
+        """``base`` takes WireProvider's keywords: api_key, base_url, headers, timeout,
+        transport, id, instance_session_id, require_key, env_keys, effort."""
+        super().__init__(model=model, **base)
         self.max_tokens = max_tokens
         self.version = version
         self.bearer = bearer
@@ -494,7 +472,7 @@ class AnthropicProvider(WireProvider):
     # stream ----------------------------------------------------------------
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
-        loads = json.loads
+        loads = loads_data  # the C scanner alone: a third cheaper per event
         tag = self.replay_tag
         blocks: dict[int, list[Any]] = {}  # index -> [type, payload, parts, extra]
         fresh = cache_read = cache_write = output = thinking_tokens = 0

@@ -291,7 +291,14 @@ class WireProvider(Provider):
         id: str | None = None,
         instance_session_id: str | None = None,
         require_key: bool = True,
+        env_keys: Sequence[str] | None = None,
+        effort: str | None = None,
     ) -> None:
+        if env_keys is not None:
+            self.env_keys = tuple(env_keys)
+        if effort is not None and effort not in EFFORTS:
+            raise ValueError(f"effort must be one of {EFFORTS} or None, got {effort!r}")
+        self.effort = effort  # the default for calls that do not say
         if not model:
             raise ValueError(f"{id or self.wire}: model is required, e.g. model='...'")
         self.id = id or self.wire

@@ -235,65 +235,29 @@ def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, 
     return cls(model=model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"})
 
 
-def openai(
-    model: str | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: Any = None,
-    transport: Any = None,
-    **kw: Any,
-) -> WireProvider:
-    """OpenAI Chat Completions (or any compatible server, given ``base_url``)."""
-    return _construct(
-        "openai", "openai_chat", model,
-        dict(api_key=api_key, base_url=base_url, headers=headers, timeout=timeout, transport=transport, **kw),
-    )
+def _wire_constructor(default_preset: str, wire: str, name: str, doc: str) -> Any:
+    """One constructor per wire, all with the same keyword names (as the vendor SDKs spell them)."""
+
+    def construct(
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: Any = None,
+        transport: Any = None,
+        **kw: Any,
+    ) -> WireProvider:
+        return _construct(
+            default_preset, wire, model,
+            dict(api_key=api_key, base_url=base_url, headers=headers, timeout=timeout, transport=transport, **kw),
+        )
+
+    construct.__name__ = construct.__qualname__ = name
+    construct.__doc__ = doc
+    return construct
 
 
-def responses(
-    model: str | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: Any = None,
-    transport: Any = None,
-    **kw: Any,
-) -> WireProvider:
-    """OpenAI Responses."""
-    return _construct(
-        "openai-responses", "openai_responses", model,
-        dict(api_key=api_key, base_url=base_url, headers=headers, timeout=timeout, transport=transport, **kw),
-    )
-
-
-def anthropic(
-    model: str | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: Any = None,
-    transport: Any = None,
-    **kw: Any,
-) -> WireProvider:
-    """Anthropic Messages."""
-    return _construct(
-        "anthropic", "anthropic", model,
-        dict(api_key=api_key, base_url=base_url, headers=headers, timeout=timeout, transport=transport, **kw),
-    )
-
-
-def gemini(
-    model: str | None = None,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    headers: dict[str, str] | None = None,
-    timeout: Any = None,
-    transport: Any = None,
-    **kw: Any,
-) -> WireProvider:
-    """Google Gemini (Generative Language API)."""
-    return _construct(
-        "gemini", "gemini", model,
-        dict(api_key=api_key, base_url=base_url, headers=headers, timeout=timeout, transport=transport, **kw),
-    )
+openai = _wire_constructor("openai", "openai_chat", "openai", "OpenAI Chat Completions (or any compatible server, given ``base_url``).")
+responses = _wire_constructor("openai-responses", "openai_responses", "responses", "OpenAI Responses.")
+anthropic = _wire_constructor("anthropic", "anthropic", "anthropic", "Anthropic Messages.")
+gemini = _wire_constructor("gemini", "gemini", "gemini", "Google Gemini (Generative Language API).")

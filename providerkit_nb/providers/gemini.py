@@ -64,7 +64,7 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..transport.classify import stream_error
-from ..transport.sse import SSEEvent
+from ..transport.sse import SSEEvent, loads_data
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
 
 __all__ = [
@@ -614,7 +614,7 @@ class GeminiProvider(WireProvider):
         # so only the latest is kept and stated once, before the end (or before an error, so a
         # partial turn still shows what was billed).
         st = _State(self)
-        loads = json.loads
+        loads = loads_data  # the C scanner alone: a third cheaper per event
         text = TextDelta
         try:
             for ev in events:

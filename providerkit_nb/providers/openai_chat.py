@@ -47,6 +47,7 @@ from ..core.turn import (
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent
 from .base import EFFORTS, CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
     "OpenAIChatProvider",
@@ -102,7 +103,7 @@ def effort_params(dialect: str, effort: str | None, model: str, provider: str = 
     if effort is None or dialect == "off":
         return {}
     if dialect == "openai":
-        return {"reasoning_effort": "high" if effort in ("high", "max") else effort}
+        return {"reasoning_effort": openai_effort_level(model, effort)}
     if dialect == "deepseek":
         if effort == "none":
             return {"thinking": {"type": "disabled"}}
@@ -329,17 +330,8 @@ class OpenAIChatProvider(WireProvider):
         self,
         *,
         model: str,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        headers: dict[str, str] | None = None,
-        timeout: Any = None,
-        transport: Any = None,
         id: str | None = None,
-        instance_session_id: str | None = None,
-        require_key: bool = True,
-        env_keys: Sequence[str] | None = None,
         path: str | None = None,
-        effort: str | None = None,
         effort_dialect: str | None = None,
         session_header: str | None = None,
         cache_key: bool | None = None,
@@ -347,29 +339,17 @@ class OpenAIChatProvider(WireProvider):
         replay_reasoning_details: bool | None = None,
         max_tokens_field: str = "max_tokens",
         max_tokens: int | None = None,
+        **base: Any,
     ) -> None:
-        if env_keys is not None:
-            self.env_keys = tuple(env_keys)
+        """``base`` takes WireProvider's keywords: api_key, base_url, headers, timeout,
+        transport, instance_session_id, require_key, env_keys, effort."""
         pid = id or "openai"
-        super().__init__(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            headers=headers,
-            timeout=timeout,
-            transport=transport,
-            id=pid,
-            instance_session_id=instance_session_id,
-            require_key=require_key,
-        )
-        if effort is not None and effort not in EFFORTS:
-            raise ValueError(f"effort must be one of {EFFORTS} or None, got {effort!r}")
+        super().__init__(model=model, id=pid, **base)
         dialect = effort_dialect or (
             pid if pid in ("openrouter", "deepseek", "opencode-go") else "openai"
         )
         if dialect not in EFFORT_DIALECTS:
             raise ValueError(f"effort_dialect must be one of {EFFORT_DIALECTS}, got {dialect!r}")
-        self.effort = effort
         self.effort_dialect = dialect
         self.session_header = session_header
         self.cache_key = pid == "openai" if cache_key is None else cache_key
@@ -706,10 +686,7 @@ def _effort_from_body(body: dict[str, Any]) -> str | None:
     e = body.get("reasoning_effort")
     if e is None and isinstance(body.get("reasoning"), dict):
         e = body["reasoning"].get("effort")
-    if e == "minimal":
-        return "low"
-    if e == "xhigh":
-        return "max"
+    e = effort_from_level(e)
     return e if e in EFFORTS else None
 
 

@@ -61,6 +61,7 @@ from ..core.turn import (
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
     "ResponsesProvider",
@@ -270,22 +271,10 @@ def _tool_to_wire(t: ToolDefinition) -> dict[str, Any]:
     }
 
 
-_MINIMAL_ONLY = re.compile(r"^gpt-5(-mini|-nano|-codex|-chat-latest)?(-\d{4}-\d{2}-\d{2})?$")
-_O_SERIES = re.compile(r"^o\d")
-
-
 def _effort(model: str, effort: str) -> dict[str, Any]:
-    """The reasoning block for an explicit effort. ``none`` is "do not think": models without a
-    ``none`` level get their lowest one, so it still differs from silence (provider default)."""
-    name = model.rsplit("/", 1)[-1].lower()
-    if effort == "none":
-        if _MINIMAL_ONLY.match(name):
-            return {"effort": "minimal"}
-        if _O_SERIES.match(name):
-            return {"effort": "low"}
-        return {"effort": "none"}
-    level = "high" if effort == "max" else effort
-    return {"effort": level, "summary": "auto"}
+    """The reasoning block for an explicit effort (summaries asked for whenever it thinks)."""
+    level = openai_effort_level(model, effort)
+    return {"effort": level} if effort == "none" else {"effort": level, "summary": "auto"}
 
 
 def _usage(u: Any) -> Usage | None:
@@ -431,15 +420,13 @@ class ResponsesProvider(WireProvider):
             self.env_keys = ("CHATGPT_ACCESS_TOKEN",)
             base_url = base_url or CHATGPT_BASE
             session_header = session_header or "session-id"
-        if env_keys is not None:
-            self.env_keys = tuple(env_keys)
-        if effort is not None:
-            CallOptions(effort=effort)  # the same check and message as a per-call effort
         super().__init__(
             model=model,
             api_key=api_key,
             base_url=base_url,
             id=id or (CHATGPT_TAG if backend == "chatgpt" else OPENAI_TAG),
+            env_keys=env_keys,
+            effort=effort,
             **kwargs,
         )
         self.account_id = account_id
@@ -447,7 +434,6 @@ class ResponsesProvider(WireProvider):
         self.replay_reasoning = replay_reasoning
         self.session_header = session_header
         self.cache_key = cache_key
-        self.effort = effort
 
     @property
     def replay_tag(self) -> str:
@@ -970,8 +956,6 @@ def from_responses_input(
 
 # --------------------------------------------------------------------------- replay and conformance
 
-# "minimal" is what "none" becomes on models without a none level (see _effort)
-_EFFORT_BACK = {"minimal": "none", "xhigh": "max"}
 
 
 def matches(url: str) -> bool:
@@ -993,7 +977,7 @@ def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
         opts["model"] = body["model"]
     effort = (body.get("reasoning") or {}).get("effort")
     if effort:
-        opts["effort"] = _EFFORT_BACK.get(effort, effort)
+        opts["effort"] = effort_from_level(effort)
     for src, dst in (("max_output_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p"),
                      ("parallel_tool_calls", "parallel_tool_calls")):
         if body.get(src) is not None:

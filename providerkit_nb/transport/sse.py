@@ -129,6 +129,13 @@ def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEE
         for frame in text[:cut].split("\n\n"):
             if frame[:6] == "data: " and "\n" not in frame:
                 yield Event(None, frame[6:])
+            elif (
+                frame[:6] == "event:"
+                and (nl := frame.find("\n")) > 0
+                and frame[nl + 1 : nl + 7] == "data: "
+                and frame.find("\n", nl + 1) < 0
+            ):  # "event: name" + one data line (Anthropic, Responses): _slow_frame's result
+                yield Event(frame[6:nl].strip(), frame[nl + 7 :])
             elif frame:
                 if len(frame) > MAX_FRAME_BYTES:
                     raise _too_big(provider)

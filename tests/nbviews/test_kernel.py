@@ -25,11 +25,12 @@ class Kernel:
         self.km, self.kc = start_new_kernel(kernel_name="python3", env=env, cwd=str(tmp_path))
 
     def run(self, code: str, timeout: float = 60.0) -> dict:
-        msg_id = self.kc.execute(code)
-        return self.reply(msg_id, timeout)
+        return self.reply(self.start(code), timeout)
 
     def start(self, code: str) -> str:
-        return self.kc.execute(code)
+        # stop_on_error=False: an interrupted cell must not make the kernel abort the next
+        # request that arrives right behind it (ipykernel does by default).
+        return self.kc.execute(code, stop_on_error=False)
 
     def reply(self, msg_id: str, timeout: float = 60.0) -> dict:
         while True:

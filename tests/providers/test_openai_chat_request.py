@@ -96,7 +96,8 @@ def test_reasoning_details_only_to_openrouter_and_signed_state_never() -> None:
 @pytest.mark.parametrize(
     ("dialect", "model", "effort", "want"),
     [
-        ("openai", "gpt-5", "none", {"reasoning_effort": "none"}),
+        ("openai", "gpt-5", "none", {"reasoning_effort": "minimal"}),  # gpt-5 has no "none" level
+        ("openai", "gpt-5.1", "none", {"reasoning_effort": "none"}),
         ("openai", "gpt-5", "max", {"reasoning_effort": "high"}),
         ("deepseek", "deepseek-v4", "low", {"thinking": {"type": "enabled"}, "reasoning_effort": "low"}),
         ("deepseek", "deepseek-v4", "max", {"thinking": {"type": "enabled"}}),

@@ -3,7 +3,8 @@
 Each sample is the wall time of a whole new interpreter running ``import X`` (what a user waits
 for in a fresh kernel or script), for providerkit_nb and for ``openai``, ``anthropic`` and
 ``litellm``; a bare ``python -c pass`` is measured alongside, so the import's own share is
-visible. The contenders are interleaved round by round (order rotated) and the medians reported.
+visible. The contenders are interleaved round by round (order rotated) and the medians reported;
+the peers, far slower, run in fewer of the rounds.
 
 Bytecode is compiled once, in a warm-up run, into a private cache folder (``-X pycache_prefix``)
 that every contender shares, so no one pays for compiling and nothing is written next to the
@@ -20,14 +21,13 @@ import argparse
 import importlib.util
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from collections.abc import Callable
 from typing import Any
 
-from bench.harness import print_rows, row
+from bench.harness import interleave, print_rows, row
 
 OURS = "providerkit_nb"
 PEERS = ("openai", "anthropic", "litellm")
@@ -45,10 +45,13 @@ def _cmd(code: str, cache: str, *extra: str) -> list[str]:
     return [sys.executable, "-X", f"pycache_prefix={cache}", *extra, "-c", code]
 
 
-def _once(code: str, cache: str, env: dict[str, str]) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(_cmd(code, cache), env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+def _runner(code: str, cache: str, env: dict[str, str]) -> Callable[[], None]:
+    cmd = _cmd(code, cache)
+
+    def once() -> None:
+        subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    return once
 
 
 def profile(module: str = OURS, top: int = 15) -> str:
@@ -70,24 +73,20 @@ def profile(module: str = OURS, top: int = 15) -> str:
     return "\n".join(f"{c / 1e3:8.1f} ms cumulative {s / 1e3:7.1f} ms self  {name}" for c, s, name in rows[:top])
 
 
-def run(rounds: int = 9) -> list[dict[str, Any]]:
-    """Rows: our cold import against the limit and against each installed peer (seconds)."""
+def run(rounds: int = 9, peer_rounds: int = 3) -> list[dict[str, Any]]:
+    """Rows: our cold import against the limit and against each installed peer (wall seconds,
+    medians; the peers, ten to a hundred times slower, take part in ``peer_rounds`` rounds)."""
     peers = [p for p in PEERS if importlib.util.find_spec(p) is not None]
     codes = {"python -c pass": "pass", OURS: f"import {OURS}", **{p: f"import {p}" for p in peers}}
     cache = tempfile.mkdtemp(prefix="pk-bench-pyc-")
     env = _env()
-    samples: dict[str, list[float]] = {n: [] for n in codes}
     try:
-        for code in codes.values():
-            _once(code, cache, env)  # compile into the shared cache, warm the file cache
-        names = list(codes)
-        for r in range(rounds):
-            k = r % len(names)
-            for n in names[k:] + names[:k]:
-                samples[n].append(_once(codes[n], cache, env))
+        # the warm-up round compiles every contender into the shared cache
+        timed = interleave({n: _runner(c, cache, env) for n, c in codes.items()}, rounds,
+                           fewer={p: peer_rounds for p in peers})
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    med = {n: statistics.median(v) for n, v in samples.items()}
+    med = {n: t.wall for n, t in timed.items()}
     ours, bare = med[OURS], med["python -c pass"]
     out = [
         row(f"import {OURS}, fresh process (python -c)", ours, bare, target="< 150 ms", limit=LIMIT, on="ours",
@@ -106,12 +105,13 @@ def run(rounds: int = 9) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.imports", description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--peer-rounds", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="print where our import spends its time")
     a = ap.parse_args(argv)
     if a.profile:
         print(profile())
         return
-    print_rows(run(a.rounds))
+    print_rows(run(a.rounds, a.peer_rounds))
 
 
 if __name__ == "__main__":

@@ -53,6 +53,8 @@ ORPHAN = "orphan_result"  # no call anywhere in the history has its id
 MISPLACED = "misplaced_result"  # its call exists, but not in the message the run answers
 DUPLICATE_RESULT = "duplicate_result"  # its call already has a result in this run
 
+_PAUSE_GC_FROM = 5000  # messages
+
 # Kinds of change rows.
 DROPPED_EMPTY_ASSISTANT = "dropped_empty_assistant"
 RENAMED_CALL = "renamed_call"
@@ -340,8 +342,9 @@ def repair_history(
     """
     # Repair allocates many small objects and frees none of them; pausing the cyclic garbage
     # collector meanwhile keeps it from re-walking a long history again and again (it halves
-    # the time of a 100,000-message repair). It is switched back on whatever happens.
-    paused = gc.isenabled()
+    # the time of a 100,000-message repair). It is switched back on whatever happens. Short
+    # histories (every ordinary send) leave the process-wide collector alone.
+    paused = len(messages) >= _PAUSE_GC_FROM and gc.isenabled()
     if paused:
         gc.disable()
     try:

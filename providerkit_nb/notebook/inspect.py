@@ -141,43 +141,44 @@ def _convert(fmt: str, data: Any) -> list[Message]:
     raise ValueError(f"unknown transcript format {fmt!r}")
 
 
-def load_transcript(path: str | Path) -> tuple[str, list[Message]]:
+def load_transcript(path: str | Path, conversation: str | None = None) -> tuple[str, list[Message]]:
+    """The format name and canonical messages of a transcript file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{p}: no such transcript file") from None
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no such transcript file")
     if p.suffix == ".jsonl":
         from ..store.jsonl import read_jsonl
 
-        return "canonical", _jsonl_messages(read_jsonl(p))
+        return "canonical", _jsonl_messages(read_jsonl(p), p, conversation)
     try:
-        data = json.loads(text)
+        data = json.loads(p.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p}: not JSON ({exc}); expected a JSON transcript or a .jsonl export") from exc
     fmt = detect_format(data)
     return fmt, _convert(fmt, data)
 
 
-def _jsonl_messages(records: Any) -> list[Message]:
-    out: list[Message] = []
-    for r in records:
-        if isinstance(r, Message.__args__):  # type: ignore[attr-defined]
-            out.append(r)
-        elif hasattr(r, "message"):
-            out.append(r.message)
-        elif isinstance(r, dict) and "message" in r:
-            out.append(message_from_dict(r["message"]))
-        elif isinstance(r, dict):
-            out.append(message_from_dict(r))
-    return out
+def _jsonl_messages(data: Any, path: Path, conversation: str | None) -> list[Message]:
+    convs = data.conversations
+    if conversation is None:
+        if len(convs) != 1:
+            raise ValueError(
+                f"{path} holds {len(convs)} conversations ({', '.join(sorted(convs)) or 'none'}); "
+                "pass conversation='...' to pick one"
+            )
+        conversation = next(iter(convs))
+    if conversation not in convs:
+        raise ValueError(f"{path}: no conversation {conversation!r}; it has {', '.join(sorted(convs))}")
+    return [r.message for r in convs[conversation]]
 
 
-def inspect(path: str | Path) -> Inspection:
-    """Load a transcript, list what a provider would refuse in it, and show it in a HistoryView."""
+def inspect(path: str | Path, conversation: str | None = None) -> Inspection:
+    """Load a transcript, list what a provider would refuse in it, and show it in a HistoryView.
+
+    ``conversation`` picks one conversation of a JSONL export that holds several."""
     from ..core.validate import validate_history
 
-    fmt, messages = load_transcript(path)
+    fmt, messages = load_transcript(path, conversation)
     wire = _WIRE_OF.get(fmt)
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
     return Inspection(str(path), fmt, messages, problems)

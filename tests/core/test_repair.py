@@ -331,10 +331,18 @@ def test_repairing_twice_changes_nothing() -> None:
     assert pk.dumps(twice.messages) == pk.dumps(once.messages)
 
 
-def test_the_garbage_collector_is_back_on_after_repair_even_on_bad_input() -> None:
+def test_the_garbage_collector_is_paused_only_for_long_histories_and_always_back_on() -> None:
+    seen: list[bool] = []
+
+    def read_only(name: str) -> bool:
+        seen.append(gc.isenabled())
+        return False
+
+    long = [U("hi")] * 6000 + [A("", ("a", "t"))]
+    pk.repair_history(long, is_read_only=read_only)
+    pk.repair_history([A("", ("a", "t"))], is_read_only=read_only)
+    assert seen == [False, True]  # paused inside the long repair only
     assert gc.isenabled()
-    with pytest.raises(ValueError, match="message 1: unknown role 'robot'"):
-        pk.repair_history([U("hi"), {"role": "robot", "content": "x"}])
-    assert gc.isenabled()
-    pk.repair_history([A("", ("a", "t"))])
+    with pytest.raises(ValueError, match="message 6000: unknown role 'robot'"):
+        pk.repair_history([U("hi")] * 6000 + [{"role": "robot", "content": "x"}])
     assert gc.isenabled()

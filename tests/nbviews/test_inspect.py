@@ -1,0 +1,68 @@
+"""pk.inspect on one transcript of each foreign format, each with a known fault.
+
+The transcripts are the ones notebook 3 uses (notebooks/transcripts/); the rule ids expected
+here are the faults each file was written with, named by the generic validator and by the
+wire's own rules with the provider's wording."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import providerkit_nb as pk
+
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "notebooks" / "transcripts"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "rules"),
+    [
+        ("openai_chat_dangling_call.json", "openai_chat", {"dangling_call", "openai_chat.dangling_tool_calls"}),
+        ("responses_dangling_call.json", "responses", {"dangling_call", "responses.dangling_function_call"}),
+        ("anthropic_orphan_result.json", "anthropic", {"orphan_result", "empty_assistant", "anthropic.orphan_tool_result"}),
+        ("gemini_unanswered_call.json", "gemini", {"dangling_call", "gemini.function_response_count"}),
+    ],
+)
+def test_inspect_names_each_fault_with_the_provider_wording(name, fmt, rules):
+    report = pk.inspect(TRANSCRIPTS / name)
+    assert report.format == fmt
+    assert {p.rule for p in report.problems} == rules
+    wire_rules = [p for p in report.problems if "." in p.rule]
+    assert wire_rules and all(p.provider_wording for p in wire_rules)
+    # repair makes it sendable on that wire
+    repaired = pk.repair_history(report.messages)
+    wire = {"openai_chat": "openai_chat", "responses": "responses", "anthropic": "anthropic", "gemini": "gemini"}[fmt]
+    assert pk.validate_history(repaired.messages, wire=wire) == []
+    # and the view shows the same problems
+    view = report.view
+    assert view.problems_html.value.count("<li>") == len(rules)
+    frame = report.problems_frame()
+    assert set(frame["rule"]) == rules
+
+
+def test_the_dangling_openai_call_gets_the_right_words():
+    report = pk.inspect(TRANSCRIPTS / "openai_chat_dangling_call.json")
+    wording = next(p.provider_wording for p in report.problems if p.rule == "openai_chat.dangling_tool_calls")
+    assert "must be followed by tool messages responding to each 'tool_call_id'" in wording
+    assert "call_tag_1" in wording
+
+
+def test_inspect_reads_our_jsonl_export(tmp_path):
+    store = pk.MemoryStore()
+    store.save("c", pk.UserMessage("go"))
+    store.save("c", pk.AssistantMessage(tool_calls=[pk.ToolCall("a", "read_file", "{}")]))
+    path = tmp_path / "c.jsonl"
+    store.export_jsonl(path)
+    report = pk.inspect(path)
+    assert report.format == "canonical"
+    assert [p.rule for p in report.problems] == ["dangling_call"]
+
+
+def test_inspect_refuses_what_it_cannot_read(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"prompt": "hi"}')
+    with pytest.raises(ValueError, match="must have 'messages'"):
+        pk.inspect(bad)
+    with pytest.raises(FileNotFoundError, match="no such transcript"):
+        pk.inspect(tmp_path / "missing.json")

@@ -28,6 +28,7 @@ def _serve(builder: Callable[..., bytes], args: tuple[Any, ...], port_q: Any) ->
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # as API servers do (see bench/gate.py)
 
         def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
             self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -39,9 +40,7 @@ def _serve(builder: Callable[..., bytes], args: tuple[Any, ...], port_q: Any) ->
             write = self.wfile.write
             for i in range(0, len(view), WRITE):
                 piece = view[i : i + WRITE]
-                write(b"%x\r\n" % len(piece))
-                write(piece)
-                write(b"\r\n")
+                write(b"%x\r\n" % len(piece) + piece + b"\r\n")
             write(b"0\r\n\r\n")
 
         def log_message(self, *args: Any) -> None:

@@ -6,9 +6,10 @@ for in a fresh kernel or script), for providerkit_nb and for ``openai``, ``anthr
 visible. The contenders are interleaved round by round (order rotated) and the medians reported;
 the peers, far slower, run in fewer of the rounds.
 
-Bytecode is compiled once, in a warm-up run, into a private cache folder (``-X pycache_prefix``)
-that every contender shares, so no one pays for compiling and nothing is written next to the
-sources, even where ``PYTHONDONTWRITEBYTECODE`` is set. litellm is told to use its bundled model
+Every contender runs once before the timed rounds, which compiles its bytecode into a cache
+folder that all of them share (``-X pycache_prefix``, kept in ``bench/__pycache__`` between
+runs), so no one pays for compiling and nothing is written next to the installed sources, even
+where ``PYTHONDONTWRITEBYTECODE`` is set. litellm is told to use its bundled model
 price list (``LITELLM_LOCAL_MODEL_COST_MAP``) so importing it does not reach the internet.
 
 Targets: providerkit_nb under 150 ms, and faster than each peer.
@@ -20,11 +21,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from bench.harness import interleave, print_rows, row
@@ -32,6 +32,7 @@ from bench.harness import interleave, print_rows, row
 OURS = "providerkit_nb"
 PEERS = ("openai", "anthropic", "litellm")
 LIMIT = 0.150
+CACHE = Path(__file__).resolve().parent / "__pycache__" / "imports-bench"
 
 
 def _env() -> dict[str, str]:
@@ -56,14 +57,11 @@ def _runner(code: str, cache: str, env: dict[str, str]) -> Callable[[], None]:
 
 def profile(module: str = OURS, top: int = 15) -> str:
     """The heaviest modules of ``import module`` by cumulative time (``-X importtime``)."""
-    cache = tempfile.mkdtemp(prefix="pk-bench-pyc-")
-    try:
-        env = _env()
-        subprocess.run(_cmd(f"import {module}", cache), env=env, check=True)  # compile first
-        err = subprocess.run(_cmd(f"import {module}", cache, "-X", "importtime"), env=env, check=True,
-                             capture_output=True, text=True).stderr
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    cache = str(CACHE)
+    env = _env()
+    subprocess.run(_cmd(f"import {module}", cache), env=env, check=True)  # compile first
+    err = subprocess.run(_cmd(f"import {module}", cache, "-X", "importtime"), env=env, check=True,
+                         capture_output=True, text=True).stderr
     rows = []
     for line in err.splitlines()[1:]:
         parts = line.split("|")
@@ -78,14 +76,11 @@ def run(rounds: int = 9, peer_rounds: int = 3) -> list[dict[str, Any]]:
     medians; the peers, ten to a hundred times slower, take part in ``peer_rounds`` rounds)."""
     peers = [p for p in PEERS if importlib.util.find_spec(p) is not None]
     codes = {"python -c pass": "pass", OURS: f"import {OURS}", **{p: f"import {p}" for p in peers}}
-    cache = tempfile.mkdtemp(prefix="pk-bench-pyc-")
+    CACHE.mkdir(parents=True, exist_ok=True)
     env = _env()
-    try:
-        # the warm-up round compiles every contender into the shared cache
-        timed = interleave({n: _runner(c, cache, env) for n, c in codes.items()}, rounds,
-                           fewer={p: peer_rounds for p in peers})
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
+    # the warm-up round compiles every contender into the shared cache (if not already there)
+    timed = interleave({n: _runner(c, str(CACHE), env) for n, c in codes.items()}, rounds,
+                       fewer={p: peer_rounds for p in peers})
     med = {n: t.wall for n, t in timed.items()}
     ours, bare = med[OURS], med["python -c pass"]
     out = [

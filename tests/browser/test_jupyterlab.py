@@ -125,8 +125,9 @@ def test_repair_in_jupyterlab(lab, tmp_path):
             rows = page.locator("table.pk-history tr.pk-row[data-change]")
             rows.first.wait_for(timeout=60_000)
             kinds = sorted({rows.nth(i).get_attribute("data-change") for i in range(rows.count())})
-            rows.first.scroll_into_view_if_needed()
-            page.mouse.wheel(0, 250)  # the highlighted row, with the rows above it in view
+            # the buttons at the top of the picture, the tables and the highlighted row under them
+            repair.evaluate("el => el.scrollIntoView({block: 'start'})")
+            page.wait_for_timeout(300)
             page.screenshot(path=str(shot), full_page=False)
         finally:
             ctx.close()

@@ -1,0 +1,171 @@
+"""``python -m bench`` (``make bench``): every benchmark, one table, a JSON file and a chart.
+
+Each benchmark measures ours against a floor or a peer in the same run, interleaved, several
+rounds, medians (see each module's docstring for what exactly). The table lists what was
+measured, our figure, the floor's or peer's, the ratio, the target and pass/miss; the same rows
+go to ``bench/results.json`` and, as a chart of each checked figure against its target, to
+``bench/results.png`` (matplotlib, a bench-only dependency).
+
+Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
+``--only NAME`` (repeatable: imports, stream, repair, store, gate, memory). The exit status is
+1 when a target was missed or a benchmark failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench.harness import print_rows, row, verdict
+
+HERE = Path(__file__).resolve().parent
+
+# name -> (module, arguments for a full run, arguments for --quick)
+BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "imports": ("bench.imports", {"rounds": 9, "peer_rounds": 3}, {"rounds": 3, "peer_rounds": 1}),
+    "stream": ("bench.stream", {"chunks": 20000, "rounds": 7, "peer_rounds": 3},
+               {"chunks": 5000, "rounds": 9, "peer_rounds": 1}),
+    "repair": ("bench.repair", {"rounds": 7}, {"rounds": 2}),
+    "store": ("bench.store", {"rounds": 20, "batch": 100}, {"rounds": 6, "batch": 50, "load_size": 2000}),
+    "gate": ("bench.gate", {"conversations": 200, "rounds": 3}, {"conversations": 80, "rounds": 1}),
+    "memory": ("bench.memory", {"mb": 50}, {"mb": 20}),
+}
+
+
+def run_one(name: str, quick: bool) -> list[dict[str, Any]]:
+    module, full, short = BENCHES[name]
+    fn: Callable[..., list[dict[str, Any]]] = importlib.import_module(module).run
+    started = time.perf_counter()
+    try:
+        rows = fn(**(short if quick else full))
+    except Exception as exc:  # one broken benchmark must not hide the others
+        traceback.print_exc()
+        rows = [row(f"{name}: failed ({type(exc).__name__}: {str(exc)[:120]})", None, None, target="runs")]
+        rows[0]["ok"] = False
+    took = time.perf_counter() - started
+    for r in rows:
+        r["bench"] = name
+    print(f"[{name}: {len(rows)} rows in {took:.0f} s]", file=sys.stderr, flush=True)
+    return rows
+
+
+def _checked(r: dict[str, Any]) -> tuple[float, float] | None:
+    """(figure, target) on a scale where below the target passes, for the chart."""
+    if r.get("limit") is None:
+        return None
+    value = r["ratio"] if r.get("on", "ratio") == "ratio" else r["ours"]
+    if value is None or value <= 0:
+        return None
+    if r.get("on") == "ours":  # an absolute budget: show the share of it used
+        value, limit = value / r["limit"], 1.0
+    else:
+        limit = r["limit"]
+    if r.get("better") == "higher":  # e.g. throughput: show how far below the target we fall
+        value, limit = 1 / value, 1 / limit
+    return value, limit
+
+
+def chart(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shown = [(r, c) for r in rows if (c := _checked(r)) is not None]
+    if not shown:
+        return
+    fig, ax = plt.subplots(figsize=(13, 0.42 * len(shown) + 1.8))
+    ys = range(len(shown))[::-1]
+    for y, (r, (value, limit)) in zip(ys, shown, strict=True):
+        color = "#2e7d32" if r["ok"] else "#c62828"
+        ax.barh(y, value, color=color, alpha=0.8, height=0.6)
+        ax.plot([limit, limit], [y - 0.4, y + 0.4], color="black", linewidth=2)
+        ax.text(value * 1.05, y, f"{value:.2g}", va="center", fontsize=7)
+    ax.set_yticks(list(ys))
+    ax.set_yticklabels([f"[{r['bench']}] {r['name']}"[:95] for r, _ in shown], fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("ours / floor or peer, log scale; black tick: the target, left of it passes\n"
+                  "(absolute budgets shown as the share used, throughputs as ideal / ours)", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    ax.grid(axis="x", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _merge(path: Path, rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """With --only, the new rows replace those benchmarks' rows in the saved results; the other
+    benchmarks' rows are kept (each row says which run it came from)."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return rows
+    kept = [r for r in old.get("rows", []) if r.get("bench") not in names]
+    order = list(BENCHES)
+    return sorted(kept + rows, key=lambda r: order.index(r["bench"]) if r.get("bench") in order else len(order))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds, shorter streams (a smoke run)")
+    ap.add_argument("--only", action="append", choices=list(BENCHES), metavar="NAME",
+                    help=f"run only this benchmark (repeatable): {', '.join(BENCHES)}")
+    ap.add_argument("--out", type=Path, default=HERE, help="folder for results.json and results.png")
+    a = ap.parse_args(argv)
+    names = a.only or list(BENCHES)
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        rows += run_one(name, a.quick)
+    took = time.perf_counter() - started
+
+    print()
+    current = None
+    for r in rows:
+        if r["bench"] != current:
+            current = r["bench"]
+            print(f"\n== {current}")
+            print_rows([x for x in rows if x["bench"] == current])
+    missed = [r for r in rows if r["ok"] is False]
+    print(f"\n{len(rows)} rows, {sum(r['ok'] is True for r in rows)} pass, {len(missed)} miss, "
+          f"{sum(r['ok'] is None for r in rows)} info; {took:.0f} s{' (--quick)' if a.quick else ''}")
+    for r in missed:
+        print(f"  MISS [{r['bench']}] {r['name']}: {verdict(r['ok'])} {r.get('note', '')}")
+
+    meta = {
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "quick": a.quick,
+        "only": a.only,
+        "seconds": round(took, 1),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+    }
+    for r in rows:
+        r["run"] = meta["created"]
+    a.out.mkdir(parents=True, exist_ok=True)
+    saved = _merge(a.out / "results.json", rows, names) if a.only else rows
+    (a.out / "results.json").write_text(json.dumps({**meta, "rows": saved}, indent=1) + "\n", encoding="utf-8")
+    try:
+        chart(saved, a.out / "results.png",
+              f"providerkit_nb benchmarks, {meta['created']}{' (quick)' if a.quick else ''}, "
+              f"{meta['cpus']} CPUs, load {meta['load_average'][0]:.1f}")
+    except ImportError:
+        print("matplotlib is not installed: no chart (pip install matplotlib)", file=sys.stderr)
+    print(f"wrote {a.out / 'results.json'} and {a.out / 'results.png'}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

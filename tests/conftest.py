@@ -9,7 +9,23 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 UPSTREAM = Path(os.environ.get("PROVIDERKIT_UPSTREAM_CASSETTES", REPO.parent / "shared" / "cassettes" / "upstream"))
+UPSTREAM_TRANSCRIPTS = Path(
+    os.environ.get(
+        "PROVIDERKIT_UPSTREAM_TRANSCRIPTS", REPO.parent / "shared" / "transcripts" / "upstream"
+    )
+)
 OWN_CASSETTES = REPO / "cassettes"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_dir(path: Path, what: str, variable: str) -> Path:
+    """Skip (locally) or fail (under CI=true) when material kept outside the repository is missing."""
+    if path.is_dir():
+        return path
+    reason = f"{what} not found at {path}: put them there or set {variable}"
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: they must be present)", pytrace=False)
+    pytest.skip(reason)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,6 +48,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def upstream_dir() -> Path:
     """The real recordings, read in place (never copied into this repository)."""
-    if not UPSTREAM.is_dir():
-        pytest.skip(f"upstream recordings not found at {UPSTREAM} (set PROVIDERKIT_UPSTREAM_CASSETTES)")
-    return UPSTREAM
+    return require_dir(UPSTREAM, "upstream recordings", "PROVIDERKIT_UPSTREAM_CASSETTES")
+
+
+@pytest.fixture(scope="session")
+def upstream_transcripts_dir() -> Path:
+    """Real transcript files of other tools, read in place (never copied into this repository)."""
+    return require_dir(
+        UPSTREAM_TRANSCRIPTS, "upstream transcripts", "PROVIDERKIT_UPSTREAM_TRANSCRIPTS"
+    )

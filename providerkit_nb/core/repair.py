@@ -13,7 +13,7 @@ The analysis (``analyze``) is shared with ``validate_history``, so "what validat
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ __all__ = [
     "INTERRUPTED_READ_ONLY",
     "INTERRUPTED_MAY_HAVE_RUN",
     "InterruptedCall",
+    "PendingCall",
     "Change",
     "Repaired",
     "repair_history",
@@ -89,6 +90,20 @@ class InterruptedCall:
 
 
 @dataclass(slots=True)
+class PendingCall:
+    """A call at the end of the history that waits for a person's answer: not broken, so repair
+    leaves it unanswered (the conversation resumes with the answer, not with a repair text)."""
+
+    id: str
+    name: str
+    arguments: str
+    message_index: int  # index of the calling assistant message in the repaired history
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
 class Change:
     """One edit repair made; indexes are positions before and after (None where absent)."""
 
@@ -107,6 +122,7 @@ class Repaired:
     messages: list[Message]
     interrupted: list[InterruptedCall] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
+    pending: list[PendingCall] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -117,6 +133,7 @@ class Repaired:
             "messages": [m.to_dict() for m in self.messages],
             "interrupted": [r.to_dict() for r in self.interrupted],
             "changes": [c.to_dict() for c in self.changes],
+            "pending": [p.to_dict() for p in self.pending],
         }
 
     def _repr_html_(self) -> str:  # pragma: no cover - exercised by notebook views
@@ -324,7 +341,10 @@ _REASON = {
 
 
 def repair_history(
-    messages: Sequence[Message | dict], is_read_only: Callable[[str], bool] | None = None
+    messages: Sequence[Message | dict],
+    is_read_only: Callable[[str], bool] | None = None,
+    *,
+    pending: Collection[str] = (),
 ) -> Repaired:
     """Return a history every provider accepts, the calls that never returned, and every edit.
 
@@ -337,6 +357,11 @@ def repair_history(
     ``INTERRUPTED_MAY_HAVE_RUN``); a result whose call is missing becomes a user note placed
     after the run it was found in. A valid history comes back unchanged (the same objects).
 
+    ``pending`` names calls that wait for a person (an approval question, a LangGraph
+    ``interrupt()``). Those of them that sit in the last assistant message with nothing but its
+    own results after it are left unanswered and listed in ``Repaired.pending``; anywhere else
+    the conversation went on without the answer, so they are repaired like any other call.
+
     ``is_read_only`` may raise for an unknown tool; that call then counts as not read-only.
     The input is never mutated.
     """
@@ -348,14 +373,16 @@ def repair_history(
     if paused:
         gc.disable()
     try:
-        return _repair(messages, is_read_only)
+        return _repair(messages, is_read_only, frozenset(pending))
     finally:
         if paused:
             gc.enable()
 
 
 def _repair(
-    messages: Sequence[Message | dict], is_read_only: Callable[[str], bool] | None
+    messages: Sequence[Message | dict],
+    is_read_only: Callable[[str], bool] | None,
+    waiting: frozenset[str],
 ) -> Repaired:
     a = analyze(messages)
     msgs = a.messages
@@ -364,19 +391,23 @@ def _repair(
 
     out: list[Message] = []
     interrupted: list[InterruptedCall] = []
+    pending_calls: list[PendingCall] = []
     changes: list[Change] = []
     dropped, unmatched, dangling = a.dropped, a.unmatched, a.dangling
     renamed_calls, renamed_results, flush_at = a.renamed_calls, a.renamed_results, a.flush_at
     read_only: dict[str, bool] = {}  # one lookup per tool name
     out_index: dict[int, int] = {}  # where each assistant with missing results landed
 
-    def flush(owner: int, notes: list[int]) -> None:
+    def flush(owner: int, notes: list[int], at_end: bool) -> None:
         if owner >= 0:
             at = out_index[owner]
             calls = out[at].tool_calls  # type: ignore[union-attr]
             originals = msgs[owner].tool_calls  # type: ignore[union-attr]
             for p in dangling[owner]:
                 call, send_id = originals[p], calls[p].id  # type: ignore[index]
+                if at_end and not notes and call.id in waiting:
+                    pending_calls.append(PendingCall(send_id, call.name, call.arguments, at))
+                    continue
                 ro = read_only.get(call.name)
                 if ro is None:
                     ro = read_only[call.name] = _read_only(is_read_only, call.name)
@@ -421,9 +452,9 @@ def _repair(
         if prev < e:
             out.extend(msgs[prev:e])
         prev = e + 1
-        pending = flush_at.get(e)
-        if pending is not None:
-            flush(*pending)
+        closing = flush_at.get(e)
+        if closing is not None:
+            flush(*closing, e == n)
         if e == n:
             break
         m = msgs[e]
@@ -478,4 +509,4 @@ def _repair(
         out.append(m)
     if prev < n:
         out.extend(msgs[prev:])
-    return Repaired(out, interrupted, changes)
+    return Repaired(out, interrupted, changes, pending_calls)

@@ -320,6 +320,7 @@ def test_repaired_is_plain_data() -> None:
                 "it was interrupted (read-only tool)",
             }
         ],
+        "pending": [],
     }
 
 
@@ -346,3 +347,42 @@ def test_the_garbage_collector_is_paused_only_for_long_histories_and_always_back
     with pytest.raises(ValueError, match="message 6000: unknown role 'robot'"):
         pk.repair_history([U("hi")] * 6000 + [{"role": "robot", "content": "x"}])
     assert gc.isenabled()
+
+
+# --------------------------------------------------------------------------- pending approval
+
+
+def _waiting_history() -> list[dict]:
+    return [
+        {"role": "user", "content": "clean up"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "w1", "name": "delete_file", "arguments": '{"path": "a"}'},
+                {"id": "r1", "name": "read_file", "arguments": '{"path": "b"}'},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "r1", "name": "read_file", "content": "b's text"},
+    ]
+
+
+def test_pending_call_at_the_end_is_left_unanswered():
+    out = pk.repair_history(_waiting_history(), pending={"w1"})
+    assert [p.id for p in out.pending] == ["w1"]
+    assert out.pending[0].name == "delete_file" and out.pending[0].message_index == 1
+    assert out.interrupted == [] and out.changes == []
+    assert len(out.messages) == 3  # no result was written for the waiting call
+
+
+def test_pending_call_the_conversation_went_past_is_repaired_like_any_other():
+    history = [*_waiting_history(), {"role": "user", "content": "never mind"}]
+    out = pk.repair_history(history, pending={"w1"})
+    assert out.pending == []
+    assert [c.id for c in out.interrupted] == ["w1"]
+    assert out.messages[3].content == pk.INTERRUPTED_MAY_HAVE_RUN
+
+
+def test_pending_names_only_what_it_names():
+    out = pk.repair_history(_waiting_history(), pending={"other"})
+    assert out.pending == [] and [c.id for c in out.interrupted] == ["w1"]

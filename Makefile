@@ -4,14 +4,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean notebooks-cassette
+.PHONY: demo test lint bench clean notebooks-cassette wheel-check
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -19,7 +19,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check providerkit_nb tests bench
+	$(PY) -m mypy
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# Build the sdist and wheel; install the wheel in a throwaway venv and run its demo elsewhere.
+wheel-check: $(STAMP)
+	scripts/check_wheel.sh $(PY)
 
 bench: $(STAMP)
 	$(PY) -m bench

@@ -7,7 +7,7 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 ``bench/results.png`` (matplotlib, a bench-only dependency).
 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
-``--only NAME`` (repeatable: imports, stream, repair, store, gate, memory). The exit status is
+``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views). The exit status is
 1 when a target was missed or a benchmark failed.
 """
 
@@ -37,8 +37,15 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
                {"chunks": 5000, "rounds": 9, "peer_rounds": 1}),
     "repair": ("bench.repair", {"rounds": 7}, {"rounds": 2}),
     "store": ("bench.store", {"rounds": 20, "batch": 100}, {"rounds": 6, "batch": 50, "load_size": 2000}),
+    "store_peers": ("bench.store_peers", {"n": 2000, "rounds": 3, "slow_n": 1000, "slow_rounds": 1, "loads": 3,
+                                          "pg_slow_n": 400},
+                    {"n": 1000, "rounds": 1, "slow_n": 200, "slow_rounds": 1, "loads": 1, "pg_slow_n": 200}),
     "gate": ("bench.gate", {"conversations": 200, "rounds": 3}, {"conversations": 80, "rounds": 1}),
     "memory": ("bench.memory", {"mb": 50}, {"mb": 20}),
+    "views": ("bench.views", {"rounds": 5}, {"rounds": 2}),
+    "scale": ("bench.scale", {}, {"conversations": 48, "slots": 8, "delay": 0.1, "acquires": 200}),
+    "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 3}, {"mb": 20, "rounds": 1}),
+    "transcripts_part2": ("bench.transcripts_part2", {"turns": 3000, "rounds": 5}, {"turns": 1000, "rounds": 1}),
 }
 
 

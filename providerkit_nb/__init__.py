@@ -42,17 +42,36 @@ from .core.turn import (
     collect_turn,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the one place the version lives (pyproject reads it)
 
 # name -> module that defines it, imported on first attribute access.
 _LAZY: dict[str, str] = {
     # core, heavier parts
-    "validate_history": "providerkit_nb.core.validate",
+    "validate_history": "providerkit_nb.providers.factory",  # loads the wire adapter first
     "Problem": "providerkit_nb.core.validate",
     "define_tool": "providerkit_nb.core.tools",
     "tool": "providerkit_nb.core.tools",
     "Tool": "providerkit_nb.core.tools",
     "ToolRegistry": "providerkit_nb.core.tools",
+    # structured output, usage and cost, compaction
+    "parse_json_answer": "providerkit_nb.core.structured",
+    "JsonAnswer": "providerkit_nb.core.structured",
+    "JsonFormat": "providerkit_nb.core.structured",
+    "schema_prompt": "providerkit_nb.core.structured",
+    "is_strict_schema": "providerkit_nb.core.structured",
+    "strip_reasoning": "providerkit_nb.core.messages",
+    "Rate": "providerkit_nb.core.usage",
+    "cost_usd": "providerkit_nb.core.usage",
+    "UsageTracker": "providerkit_nb.core.usage",
+    "BudgetExceeded": "providerkit_nb.core.usage",
+    "JsonReply": "providerkit_nb.core.structured",
+    "needs_compaction": "providerkit_nb.core.compaction",
+    "history_budget_tokens": "providerkit_nb.core.compaction",
+    "pick_cut": "providerkit_nb.core.compaction",
+    "apply_compaction": "providerkit_nb.core.compaction",
+    "guess_context_window": "providerkit_nb.core.compaction",
+    "parse_context_overflow": "providerkit_nb.core.compaction",
+    "ContextOverflow": "providerkit_nb.core.compaction",
     # seam, transport, wires
     "Provider": "providerkit_nb.providers.base",
     "ChunkStream": "providerkit_nb.providers.base",
@@ -75,13 +94,23 @@ _LAZY: dict[str, str] = {
     "with_retry": "providerkit_nb.wrappers.retry",
     "with_key_pool": "providerkit_nb.wrappers.key_pool",
     "with_token": "providerkit_nb.wrappers.token",
+    "with_backup_models": "providerkit_nb.wrappers.backup",
     "TokenSource": "providerkit_nb.wrappers.token",
     "Registry": "providerkit_nb.registry",
+    "PostgresGate": "providerkit_nb.wrappers.pg_gate",
+    # many conversations at once
+    "resume_many": "providerkit_nb.many",
+    "send_many": "providerkit_nb.many",
+    "ConversationMaker": "providerkit_nb.many",
+    "ConversationBusy": "providerkit_nb.store.base",
     # stores
     "Store": "providerkit_nb.store.base",
     "MemoryStore": "providerkit_nb.store.memory",
     "NotebookStore": "providerkit_nb.store.sqlite",
     "PostgresStore": "providerkit_nb.store.postgres",
+    "StoreCorruptError": "providerkit_nb.store.base",
+    "StoreCorruptWarning": "providerkit_nb.store.corrupt",
+    "MessageFormatError": "providerkit_nb.core.messages",
     "read_jsonl": "providerkit_nb.store.jsonl",
     "write_jsonl": "providerkit_nb.store.jsonl",
     # notebook
@@ -90,11 +119,21 @@ _LAZY: dict[str, str] = {
     "changes_frame": "providerkit_nb.notebook.frames",
     "interrupted_frame": "providerkit_nb.notebook.frames",
     "turns_frame": "providerkit_nb.notebook.frames",
+    "usage_frame": "providerkit_nb.notebook.frames",
     "gate_frame": "providerkit_nb.notebook.frames",
     "HistoryView": "providerkit_nb.notebook.widgets",
     "StoreBrowser": "providerkit_nb.notebook.widgets",
+    "show_frame": "providerkit_nb.notebook.frames",
+    "ApprovalWidget": "providerkit_nb.notebook.approval",
+    "SettleError": "providerkit_nb.approval",
+    "ApprovalError": "providerkit_nb.approval",
+    "DENIED_TEXT": "providerkit_nb.approval",
+    "CallMark": "providerkit_nb.store.call_marks",
     "inspect": "providerkit_nb.notebook.inspect",
+    "Inspection": "providerkit_nb.notebook.inspect",
+    "TranscriptError": "providerkit_nb.transcripts.base",
     "simulate": "providerkit_nb.simulate",
+    "export": "providerkit_nb.transcripts.export",
 }
 
 __all__ = [

@@ -17,7 +17,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("cassette", help="a vcrpy YAML cassette")
     rp.add_argument("--transport", choices=("httpx", "requests"), default="httpx")
     rp.add_argument("--json", action="store_true", help="one JSON object per interaction")
+    ip = sub.add_parser(
+        "inspect",
+        help="what a provider would refuse in a transcript of any supported format",
+        description="Exit status: 0 valid, 1 problems, 2 usage error or unreadable source.",
+    )
+    ip.add_argument("source", help="a transcript file, session database or DSN")
+    ip.add_argument("--format", help="the source format, instead of detecting it")
+    ip.add_argument("--thread", help="the thread / session to read from a source that holds several")
+    ip.add_argument("--wire", help="check against this wire's rules instead of the source's")
+    ip.add_argument("--json", action="store_true", help="print one JSON object")
+    ip.add_argument("--html", metavar="OUT", help="also write the before/after repair report here")
+    fp = sub.add_parser(
+        "repair",
+        help="write the repaired history as canonical JSONL (never in place)",
+        description="Exit status: 0 valid as read, 1 had problems (repaired file written), 2 error.",
+    )
+    fp.add_argument("source", help="a transcript file, session database or DSN")
+    fp.add_argument("-o", "--output", required=True, metavar="OUT", help="the JSONL file to write")
+    fp.add_argument("--format", help="the source format, instead of detecting it")
+    fp.add_argument("--thread", help="the thread / session to read from a source that holds several")
+    fp.add_argument(
+        "--to",
+        choices=("canonical", "pydantic_ai", "langchain", "responses"),
+        default="canonical",
+        help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses)",
+    )
     args = parser.parse_args(argv)
+    if args.command in ("inspect", "repair"):
+        from . import transcript_cli
+
+        if args.command == "inspect":
+            return transcript_cli.inspect_command(
+                args.source, format=args.format, thread=args.thread, wire=args.wire, as_json=args.json, html=args.html
+            )
+        return transcript_cli.repair_command(
+            args.source, args.output, format=args.format, thread=args.thread, to=args.to
+        )
     if args.command == "replay":
         from .replay import main as replay_main
 

@@ -49,12 +49,11 @@ TOOLS = ToolRegistry([read_file, write_file])
 
 
 def find_example(name: str = EXAMPLE) -> Path:
-    """The example next to the package (a source checkout), else under the working directory."""
-    for base in (Path(__file__).resolve().parent.parent, Path.cwd()):
-        candidate = base / "examples" / name
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError(f"examples/{name} not found; run the demo from the project's root")
+    """The example conversation, shipped as package data (so an installed wheel has it too)."""
+    candidate = Path(__file__).resolve().parent / "data" / name
+    if not candidate.is_file():
+        raise FileNotFoundError(f"{candidate} not found: reinstall providerkit_nb (it ships with the package)")
+    return candidate
 
 
 # --------------------------------------------------------------------------- plain-text tables
@@ -187,7 +186,8 @@ def run_walkthrough(path: str | Path | None = None, out: TextIO | None = None) -
 # --------------------------------------------------------------------------- the live story
 
 REPO = Path(__file__).resolve().parents[1]
-STORY_CASSETTE = REPO / "cassettes" / "demo.yaml"
+# package data, so an installed wheel replays the story too (cassettes/README.md says how it was made)
+STORY_CASSETTE = Path(__file__).resolve().parent / "data" / "demo.yaml"
 STORY_ID = "crash-demo"
 STORY_QUESTION = "Read README.md and write a one-line summary to NOTES.md."
 STORY_FILES = {"README.md": "# weather-cli\nA tiny command line that prints the weather. Requires Python 3.11."}
@@ -241,7 +241,7 @@ def _story_provider() -> tuple[object, str]:
         offline.replay(STORY_CASSETTE, record=record)
         if record:
             sys.path.insert(0, str(REPO / "scripts"))
-            import notebook_replay
+            import notebook_replay  # type: ignore[import-not-found]  # a checkout's scripts/, recording only
 
             notebook_replay.use_constructed_model()
     return openai(model=os.environ.get("PK_DEMO_MODEL", "gpt-4o-mini")), "live" if live else "cassette"
@@ -255,7 +255,7 @@ def story_child(store_path: str) -> int:
     provider, _ = _story_provider()
 
     class Announcing:
-        def __init__(self, store: object) -> None:
+        def __init__(self, store: NotebookStore) -> None:
             self._store = store
 
         def __getattr__(self, name: str) -> object:

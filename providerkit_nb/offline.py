@@ -3,7 +3,7 @@
 ``replay(path)`` makes every request this process sends (through httpx) be answered from a
 vcrpy cassette, matched by method, host, path and the conversation the request carries (model,
 messages, tool names). The session id is left out of the match, since every fresh store mints
-its own. vcrpy is imported only when this is used (it comes with the ``test`` extra).
+its own. vcrpy is imported only when this is used (it comes with the ``notebook`` extra).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def replay(path: str | os.PathLike[str], *, record: bool = False, env_key: str =
     try:
         import vcr
     except ImportError as exc:  # pragma: no cover - the test extra brings it
-        raise RuntimeError("offline replay needs vcrpy: pip install 'providerkit_nb[test]'") from exc
+        raise RuntimeError("offline replay needs vcrpy: pip install 'providerkit_nb[notebook]'") from exc
     if not os.environ.get(env_key):
         os.environ[env_key] = OFFLINE_KEY
     my_vcr = vcr.VCR(

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .providers.base import Provider
-from .wrappers.gate import Gate, create_gate, with_gate
+from .wrappers.gate import GateLike, create_gate, with_gate
 from .wrappers.key_pool import with_key_pool
 from .wrappers.retry import with_retry
 from .wrappers.token import TokenSource, with_token
@@ -42,7 +42,7 @@ __all__ = ["Registry", "Connection"]
 
 _CONNECTION_FIELDS = (
     "preset", "factory", "api_key", "api_key_env", "keys", "keys_env", "paid_key", "paid_key_env",
-    "token_source", "max_concurrent", "watchdog", "retry",
+    "token_source", "max_concurrent", "watchdog", "retry", "gate",
 )
 _OPTION_FIELDS = ("base_url", "headers", "timeout", "transport", "effort", "id")
 
@@ -130,7 +130,7 @@ class Registry:
     def __init__(self, config: Mapping[str, Any] | None = None, *, environ: Mapping[str, str] | None = None) -> None:
         self._lock = threading.Lock()
         self._connections: dict[str, Connection] = {}
-        self._gates: dict[str, Gate] = {}
+        self._gates: dict[str, GateLike] = {}
         self._providers: dict[tuple[str, str], Provider] = {}
         self._sessions: dict[tuple[str, str], str] = {}
         self._environ = os.environ if environ is None else environ
@@ -155,6 +155,7 @@ class Registry:
         max_concurrent: int = 4,
         watchdog: Mapping[str, Any] | bool | None = True,
         retry: Mapping[str, Any] | bool | None = True,
+        gate: GateLike | Mapping[str, Any] | None = None,
         **options: Any,
     ) -> Connection:
         """Add (or replace, while unused) a connection. Options go to the adapter (base_url,
@@ -185,7 +186,7 @@ class Registry:
             if any(c == name for c, _ in self._providers):
                 raise ValueError(f"connection {name!r} is in use; make a new Registry to change it")
             self._connections[name] = conn
-            self._gates[name] = create_gate(conn.max_concurrent, name)
+            self._gates[name] = _gate_for(conn, gate, env)
         return conn
 
     def configure(self, config: Mapping[str, Any]) -> Registry:
@@ -241,7 +242,7 @@ class Registry:
     def connections(self) -> dict[str, Connection]:
         return dict(self._connections)
 
-    def gate(self, connection: str) -> Gate:
+    def gate(self, connection: str) -> GateLike:
         return self._gates[self._conn(connection).name]
 
     def _conn(self, name: str) -> Connection:
@@ -319,6 +320,30 @@ class Registry:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _gate_for(conn: Connection, gate: GateLike | Mapping[str, Any] | None, env: Mapping[str, str]) -> GateLike:
+    """The connection's gate: in-process by default; one you give (a ``pk.PostgresGate`` shared
+    by every process); or ``{"dsn": ..., "name": ..., "quarantine": ...}`` (``dsn_env`` names the
+    variable that holds the DSN), which builds a ``PostgresGate`` with ``max_concurrent`` slots, so
+    every process that builds the registry from the same dict shares one limit."""
+    if gate is None:
+        return create_gate(conn.max_concurrent, conn.name)
+    if isinstance(gate, GateLike):
+        return gate
+    if not isinstance(gate, Mapping):
+        raise ValueError(f"connection {conn.name!r}: gate must be a pk.PostgresGate or a table "
+                         f"{{dsn or dsn_env, name, quarantine}}; got {type(gate).__name__}")
+    from .wrappers.pg_gate import PostgresGate
+
+    spec = dict(gate)
+    dsn = spec.pop("dsn", None) or _env(spec.pop("dsn_env", None), env)
+    unknown = set(spec) - {"name", "quarantine", "poll", "dsn_env"}
+    if not dsn or unknown:
+        raise ValueError(f"connection {conn.name!r}: a shared gate needs dsn= (or dsn_env= naming "
+                         f"a set variable) and takes name, quarantine, poll; got {sorted(gate)}")
+    spec.pop("dsn_env", None)
+    return PostgresGate(dsn, str(spec.pop("name", conn.name)), conn.max_concurrent, **spec)
 
 
 def _wrapper_opts(value: Mapping[str, Any] | bool | None, what: str) -> dict[str, Any] | None:

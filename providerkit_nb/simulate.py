@@ -195,7 +195,7 @@ def stalled_stream(provider: Provider, after: int, *, limit: float = 600.0) -> P
 
     def body(stream: ChunkStream, inner: ChunkStream) -> Iterator[Chunk]:
         fake = _FakeResponse()
-        stream.response = fake
+        stream.response = fake  # type: ignore[assignment]  # a stand-in with what the views read of a response
         stream.opened_at = time.monotonic()
         for n, chunk in enumerate(inner):
             if n >= after:

@@ -105,6 +105,27 @@ def _call(model: str, digest: str, name: str, args: dict[str, Any], prompt: int)
     return _frames(model, deltas, "tool_calls", {"prompt_tokens": prompt, "completion_tokens": 18, "total_tokens": prompt + 18})
 
 
+def _json_for(schema: Any, source: str, wanted: list[str]) -> Any:
+    """A deterministic JSON answer for ``response_format`` (constructed, like every reply here):
+    strings from the file asked about and the first line read, integers count its words."""
+    props = (schema or {}).get("properties") if isinstance(schema, dict) else None
+    first = source.split("\n")[0].lstrip("# ").strip()
+    if not isinstance(props, dict):
+        return {"answer": first[:60]}
+    out: dict[str, Any] = {}
+    for name, spec in props.items():
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if kind == "string":
+            out[name] = wanted[0] if ("file" in name or "path" in name) and wanted else first[:80]
+        elif kind in ("integer", "number"):
+            out[name] = len(source.split())
+        elif kind == "boolean":
+            out[name] = bool(source)
+        else:
+            out[name] = None
+    return out
+
+
 def constructed_model(request: Any) -> Any:
     """Deterministic replies. The .md files named in the latest user question are read (when
     read_file is offered), then the second one is written with a summary (when write_file is
@@ -132,7 +153,11 @@ def constructed_model(request: Any) -> Any:
         sse = _call(model, digest, "write_file", {"path": wanted[1], "content": f"Summary: {summary}"}, prompt)
     if sse is None:
         text = _text(last)
-        if last.get("role") == "tool" and text.startswith("This call was interrupted"):
+        rf = body.get("response_format") or {}
+        if rf:  # structured output: the JSON object the schema asks for
+            source = text if last.get("role") == "tool" else question
+            answer = json.dumps(_json_for((rf.get("json_schema") or {}).get("schema"), source, wanted))
+        elif last.get("role") == "tool" and text.startswith("This call was interrupted"):
             answer = "That write was interrupted and may have partly run, so I will check the file before writing it again."
         elif last.get("role") == "tool" or text.startswith("[Result of the tool"):
             answer = f"It says: {text.split(chr(10))[0][:80]}"

@@ -45,6 +45,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``@pytest.mark.upstream``: the test reads the upstream recordings. Runs before any other
+    skip (an empty parameter set included), so a missing folder fails under CI=true."""
+    if item.get_closest_marker("upstream") is not None:
+        require_dir(UPSTREAM, "upstream recordings", "PROVIDERKIT_UPSTREAM_CASSETTES")
+
+
 @pytest.fixture(scope="session")
 def upstream_dir() -> Path:
     """The real recordings, read in place (never copied into this repository)."""

@@ -17,9 +17,16 @@ __all__ = [
     "is_backup_eligible",
     "is_retryable",
     "BODY_LIMIT",
+    "MALFORMED_KIND",
+    "MALFORMED_CODE",
 ]
 
 BODY_LIMIT = 2000
+
+
+# A response of the wrong shape (a frame without its delta, a list where an object belongs, an
+# empty 200): classified like a gateway's 5xx, so a retry before the first chunk may fix it.
+MALFORMED_CODE = "malformed_response"
 
 
 class ErrorKind(StrEnum):
@@ -39,6 +46,8 @@ class ErrorKind(StrEnum):
     INVALID = "invalid"  # any other 4xx: a bug in the request
     UNKNOWN = "unknown"
 
+
+MALFORMED_KIND = ErrorKind.OVERLOAD
 
 _TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.OVERLOAD, ErrorKind.RATE})
 _BACKUP = frozenset({ErrorKind.OVERLOAD, ErrorKind.RATE})

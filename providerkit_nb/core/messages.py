@@ -26,43 +26,67 @@ __all__ = [
     "ToolMessage",
     "Message",
     "message_from_dict",
+    "MessageFormatError",
     "dumps",
     "loads",
     "dump_message",
     "text_of",
+    "strip_reasoning",
 ]
 
 IMAGE_MIME_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+
+
+class MessageFormatError(ValueError):
+    """A message dict that is not canonical. ``path`` locates the bad field the way a JSON
+    document of messages spells it, e.g. ``[3].tool_calls[0].arguments``."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
 
 
 def _where(index: int | None) -> str:
     return f"message {index}" if index is not None else "message"
 
 
-def _need_str(d: dict, key: str, index: int | None, *, ctx: str = "", allow_empty: bool = True) -> str:
+def _bad(index: int | None, ctx: str, problem: str, key: str | None = None) -> MessageFormatError:
+    """The error for a field (``ctx`` is its path inside the message, e.g. ``.tool_calls[0]``):
+    ``message 3: [3].tool_calls[0].arguments: expected str, got dict``."""
+    path = ((f"[{index}]" if index is not None else "") + ctx + (f".{key}" if key else "")).lstrip(".")
+    if ctx or key:
+        return MessageFormatError(f"{_where(index)}: {path}: {problem}", path)
+    return MessageFormatError(f"{_where(index)}: {problem}", path)
+
+
+def _got(value: Any) -> str:
+    return type(value).__name__
+
+
+def _need_str(d: dict[str, Any], key: str, index: int | None, *, ctx: str = "", allow_empty: bool = True) -> str:
     if key not in d:
-        raise ValueError(f"{_where(index)}{ctx}: missing required field {key!r}")
+        raise _bad(index, ctx, "missing (a required field)", key)
     value = d[key]
     if not isinstance(value, str):
-        raise ValueError(
-            f"{_where(index)}{ctx}: field {key!r} must be a string, got {type(value).__name__}"
-        )
+        raise _bad(index, ctx, f"expected str, got {_got(value)}", key)
     if not allow_empty and not value:
-        raise ValueError(f"{_where(index)}{ctx}: field {key!r} must not be empty")
+        raise _bad(index, ctx, "must not be empty", key)
     return value
 
 
-def _opt_str(d: dict, key: str, index: int | None, *, ctx: str = "") -> str | None:
+def _opt_str(d: dict[str, Any], key: str, index: int | None, *, ctx: str = "") -> str | None:
     if d.get(key) is None:
         return None
     return _need_str(d, key, index, ctx=ctx)
 
 
-def _check_keys(d: dict, allowed: frozenset[str], index: int | None, ctx: str = "") -> None:
+def _check_keys(d: dict[str, Any], allowed: frozenset[str], index: int | None, ctx: str = "") -> None:
     extra = set(d) - allowed
     if extra:
-        raise ValueError(
-            f"{_where(index)}{ctx}: unknown field(s) {sorted(extra)}; "
+        raise _bad(
+            index,
+            ctx,
+            f"unknown field(s) {sorted(extra)}; "
             f"allowed: {sorted(allowed)} (refusing rather than dropping data)"
         )
 
@@ -113,10 +137,10 @@ class FilePart:
 ContentPart = TextPart | ImagePart | FilePart
 
 
-def _part_from_dict(d: Any, index: int | None, j: int) -> ContentPart:
-    ctx = f", part {j}"
+def _part_from_dict(d: Any, index: int | None, j: int, field_name: str = "content") -> ContentPart:
+    ctx = f".{field_name}[{j}]"
     if not isinstance(d, dict):
-        raise ValueError(f"{_where(index)}{ctx}: a content part must be an object")
+        raise _bad(index, ctx, f"expected a content part object, got {_got(d)}")
     kind = d.get("type")
     if kind == "text":
         _check_keys(d, frozenset({"type", "text"}), index, ctx)
@@ -125,9 +149,7 @@ def _part_from_dict(d: Any, index: int | None, j: int) -> ContentPart:
         _check_keys(d, frozenset({"type", "mime_type", "data"}), index, ctx)
         mime = _need_str(d, "mime_type", index, ctx=ctx)
         if mime not in IMAGE_MIME_TYPES:
-            raise ValueError(
-                f"{_where(index)}{ctx}: image mime_type {mime!r} is not one of {sorted(IMAGE_MIME_TYPES)}"
-            )
+            raise _bad(index, ctx, f"image mime_type {mime!r} is not one of {sorted(IMAGE_MIME_TYPES)}", "mime_type")
         return ImagePart(mime, _need_str(d, "data", index, ctx=ctx))
     if kind == "file":
         _check_keys(d, frozenset({"type", "mime_type", "data", "name"}), index, ctx)
@@ -136,7 +158,7 @@ def _part_from_dict(d: Any, index: int | None, j: int) -> ContentPart:
             _need_str(d, "data", index, ctx=ctx),
             _opt_str(d, "name", index, ctx=ctx),
         )
-    raise ValueError(f"{_where(index)}{ctx}: unknown part type {kind!r} (text, image or file)")
+    raise _bad(index, ctx, f"unknown part type {kind!r} (text, image or file)", "type")
 
 
 # --------------------------------------------------------------------------- pieces
@@ -159,9 +181,9 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: Any, index: int | None = None, j: int = 0) -> ToolCall:
-        ctx = f", tool_calls[{j}]"
+        ctx = f".tool_calls[{j}]"
         if not isinstance(d, dict):
-            raise ValueError(f"{_where(index)}{ctx}: a tool call must be an object")
+            raise _bad(index, ctx, f"expected a tool call object, got {_got(d)}")
         _check_keys(d, frozenset({"id", "name", "arguments", "thought_signature"}), index, ctx)
         return cls(
             id=_need_str(d, "id", index, ctx=ctx, allow_empty=False),
@@ -183,14 +205,14 @@ class ReasoningItems:
 
     @classmethod
     def from_dict(cls, d: Any, index: int | None = None) -> ReasoningItems:
-        ctx = ", reasoning_items"
+        ctx = ".reasoning_items"
         if not isinstance(d, dict):
-            raise ValueError(f"{_where(index)}{ctx}: must be an object {{provider, items}}")
+            raise _bad(index, ctx, f"expected an object {{provider, items}}, got {_got(d)}")
         _check_keys(d, frozenset({"provider", "items"}), index, ctx)
         provider = _need_str(d, "provider", index, ctx=ctx, allow_empty=False)
         items = d.get("items")
         if not isinstance(items, list):
-            raise ValueError(f"{_where(index)}{ctx}: field 'items' must be a list")
+            raise _bad(index, ctx, f"expected list, got {_got(items)}", "items")
         return cls(provider, items)
 
 
@@ -206,7 +228,7 @@ class SystemMessage:
         return {"role": "system", "content": self.content}
 
     @classmethod
-    def from_dict(cls, d: dict, index: int | None = None) -> SystemMessage:
+    def from_dict(cls, d: dict[str, Any], index: int | None = None) -> SystemMessage:
         _check_keys(d, frozenset({"role", "content"}), index)
         return cls(_need_str(d, "content", index))
 
@@ -221,18 +243,16 @@ class UserMessage:
         return {"role": "user", "content": c if isinstance(c, str) else [p.to_dict() for p in c]}
 
     @classmethod
-    def from_dict(cls, d: dict, index: int | None = None) -> UserMessage:
+    def from_dict(cls, d: dict[str, Any], index: int | None = None) -> UserMessage:
         _check_keys(d, frozenset({"role", "content"}), index)
         if "content" not in d:
-            raise ValueError(f"{_where(index)}: missing required field 'content'")
+            raise _bad(index, "", "missing (a required field)", "content")
         c = d["content"]
         if isinstance(c, str):
             return cls(c)
         if isinstance(c, list):
             return cls([_part_from_dict(p, index, j) for j, p in enumerate(c)])
-        raise ValueError(
-            f"{_where(index)}: user 'content' must be a string or a list of parts, got {type(c).__name__}"
-        )
+        raise _bad(index, "", f"expected str or a list of parts, got {_got(c)}", "content")
 
 
 @dataclass(slots=True)
@@ -257,7 +277,7 @@ class AssistantMessage:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict, index: int | None = None) -> AssistantMessage:
+    def from_dict(cls, d: dict[str, Any], index: int | None = None) -> AssistantMessage:
         _check_keys(
             d,
             frozenset(
@@ -269,16 +289,14 @@ class AssistantMessage:
         if content is None:
             content = ""
         if not isinstance(content, str):
-            raise ValueError(
-                f"{_where(index)}: assistant 'content' must be a string, got {type(content).__name__}"
-            )
+            raise _bad(index, "", f"expected str, got {_got(content)}", "content")
         details = d.get("reasoning_details")
         if details is not None and not isinstance(details, list):
-            raise ValueError(f"{_where(index)}: 'reasoning_details' must be a list")
+            raise _bad(index, "", f"expected list, got {_got(details)}", "reasoning_details")
         items = d.get("reasoning_items")
         calls = d.get("tool_calls")
         if calls is not None and not isinstance(calls, list):
-            raise ValueError(f"{_where(index)}: 'tool_calls' must be a list")
+            raise _bad(index, "", f"expected list, got {_got(calls)}", "tool_calls")
         return cls(
             content=content,
             reasoning=_opt_str(d, "reasoning", index),
@@ -315,18 +333,18 @@ class ToolMessage:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict, index: int | None = None) -> ToolMessage:
+    def from_dict(cls, d: dict[str, Any], index: int | None = None) -> ToolMessage:
         _check_keys(d, frozenset({"role", "tool_call_id", "name", "content", "images"}), index)
         images = d.get("images")
         parts: list[ImagePart] | None = None
         if images is not None:
             if not isinstance(images, list):
-                raise ValueError(f"{_where(index)}: 'images' must be a list of image parts")
+                raise _bad(index, "", f"expected a list of image parts, got {_got(images)}", "images")
             parts = []
             for j, p in enumerate(images):
-                part = _part_from_dict(p, index, j)
+                part = _part_from_dict(p, index, j, "images")
                 if not isinstance(part, ImagePart):
-                    raise ValueError(f"{_where(index)}, images[{j}]: only image parts are allowed")
+                    raise _bad(index, f".images[{j}]", "only image parts are allowed")
                 parts.append(part)
         return cls(
             tool_call_id=_need_str(d, "tool_call_id", index, allow_empty=False),
@@ -349,14 +367,13 @@ _BY_ROLE: dict[str, Any] = {
 def message_from_dict(d: Any, index: int | None = None) -> Message:
     """Build the right message class from its canonical dict (``index`` names it in errors)."""
     if not isinstance(d, dict):
-        raise ValueError(f"{_where(index)}: must be a JSON object, got {type(d).__name__}")
+        raise _bad(index, "", f"must be a JSON object, got {_got(d)}")
     role = d.get("role")
     cls = _BY_ROLE.get(role) if isinstance(role, str) else None
     if cls is None:
-        raise ValueError(
-            f"{_where(index)}: unknown role {role!r}; expected one of system, user, assistant, tool"
-        )
-    return cls.from_dict(d, index)
+        raise _bad(index, "", f"unknown role {role!r}; expected one of system, user, assistant, tool")
+    message: Message = cls.from_dict(d, index)
+    return message
 
 
 def _encode(obj: Any) -> str:
@@ -374,13 +391,14 @@ def dumps(messages: Iterable[Message]) -> str:
 
 
 def loads(text: str | bytes) -> list[Message]:
-    """Parse a JSON array of canonical messages; malformed input raises ``ValueError``."""
+    """Parse a JSON array of canonical messages; malformed input raises ``MessageFormatError``
+    (a ValueError) naming the path of the bad field, e.g. ``[3].tool_calls[0].arguments``."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from exc
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested beyond reading
+        raise MessageFormatError(f"not valid JSON: {exc}") from exc
     if not isinstance(data, list):
-        raise ValueError(f"expected a JSON array of messages, got {type(data).__name__}")
+        raise MessageFormatError(f"expected a JSON array of messages, got {_got(data)}")
     return [message_from_dict(d, i) for i, d in enumerate(data)]
 
 
@@ -392,9 +410,24 @@ def text_of(message: Message) -> str:
     return "".join(p.text for p in c if isinstance(p, TextPart))
 
 
-def ensure_messages(messages: Sequence[Message | dict]) -> list[Message]:
+def ensure_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
     """Accept canonical dicts or message objects alike (notebook users paste dicts)."""
     out: list[Message] = []
     for i, m in enumerate(messages):
         out.append(m if not isinstance(m, dict) else message_from_dict(m, i))
+    return out
+
+
+def strip_reasoning(messages: Sequence[Message]) -> list[Message]:
+    """A copy without the three reasoning carriers (``reasoning``, ``reasoning_details``,
+    ``reasoning_items``) on any assistant message, for a thinking-off turn: DeepSeek rejects
+    replayed reasoning then, and OpenRouter and Responses would otherwise still replay it.
+    A tool call's Gemini ``thought_signature`` is kept: dropping it makes the model re-plan."""
+    out: list[Message] = []
+    for m in messages:
+        if isinstance(m, AssistantMessage) and (
+            m.reasoning is not None or m.reasoning_details is not None or m.reasoning_items is not None
+        ):
+            m = AssistantMessage(m.content, tool_calls=m.tool_calls)
+        out.append(m)
     return out

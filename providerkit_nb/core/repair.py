@@ -137,7 +137,7 @@ class Repaired:
         }
 
     def _repr_html_(self) -> str:  # pragma: no cover - exercised by notebook views
-        from ..notebook.html import repaired_html
+        from .html import repaired_html
 
         return repaired_html(self)
 
@@ -188,7 +188,7 @@ class Analysis:
         )
 
 
-def analyze(messages: Sequence[Message | dict]) -> Analysis:
+def analyze(messages: Sequence[Message | dict[str, Any]]) -> Analysis:
     """Pair every call with its result in one linear pass (a second one when an id repeats)."""
     msgs = ensure_messages(messages)
     a = _pair(msgs, None)
@@ -197,10 +197,10 @@ def analyze(messages: Sequence[Message | dict]) -> Analysis:
         # anywhere in the history (results' ids included).
         used: set[str] = set()
         for m in msgs:
-            if m.role == "tool":
-                used.add(m.tool_call_id)  # type: ignore[union-attr]
-            elif m.role == "assistant" and m.tool_calls:  # type: ignore[union-attr]
-                used.update([c.id for c in m.tool_calls])  # type: ignore[union-attr]
+            if isinstance(m, ToolMessage):
+                used.add(m.tool_call_id)
+            elif isinstance(m, AssistantMessage) and m.tool_calls:
+                used.update([c.id for c in m.tool_calls])
         a = _pair(msgs, used)
         assert a is not None
     return a
@@ -341,7 +341,7 @@ _REASON = {
 
 
 def repair_history(
-    messages: Sequence[Message | dict],
+    messages: Sequence[Message | dict[str, Any]],
     is_read_only: Callable[[str], bool] | None = None,
     *,
     pending: Collection[str] = (),
@@ -380,7 +380,7 @@ def repair_history(
 
 
 def _repair(
-    messages: Sequence[Message | dict],
+    messages: Sequence[Message | dict[str, Any]],
     is_read_only: Callable[[str], bool] | None,
     waiting: frozenset[str],
 ) -> Repaired:
@@ -473,8 +473,9 @@ def _repair(
             continue  # it comes back as a note where its run ends
         new_id = renamed_results.get(e)
         if new_id is not None:
-            old = m.tool_call_id  # type: ignore[union-attr]
-            m = ToolMessage(new_id, m.name, m.content, m.images)  # type: ignore[union-attr]
+            assert isinstance(m, ToolMessage)  # renamed_results holds indexes of tool messages
+            old = m.tool_call_id
+            m = ToolMessage(new_id, m.name, m.content, m.images)
             changes.append(
                 Change(
                     RENAMED_RESULT,
@@ -486,7 +487,8 @@ def _repair(
             )
         new_ids = renamed_calls.get(e)
         if new_ids is not None:
-            calls = m.tool_calls  # type: ignore[union-attr]
+            assert isinstance(m, AssistantMessage) and m.tool_calls  # indexes of calling messages
+            calls = m.tool_calls
             new_calls = list(calls)
             for p, new_id in new_ids.items():
                 c = calls[p]
@@ -502,7 +504,7 @@ def _repair(
                     )
                 )
             m = AssistantMessage(
-                m.content, m.reasoning, m.reasoning_details, m.reasoning_items, new_calls  # type: ignore[union-attr]
+                m.content, m.reasoning, m.reasoning_details, m.reasoning_items, new_calls
             )
         if e in dangling:
             out_index[e] = len(out)

@@ -12,7 +12,7 @@ import json
 import re
 import secrets
 import zlib
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["parse_tool_args", "is_complete_json", "normalize_tool_id"]
 
@@ -32,7 +32,7 @@ def parse_tool_args(raw: Any) -> dict[str, Any]:
     5. always: literal ``\\uXXXX`` left in string values by double escaping become characters.
     """
     if isinstance(raw, dict):
-        return _heal(raw)
+        return cast(dict[str, Any], _heal(raw))
     if not isinstance(raw, str) or not raw.strip():
         return {}
     try:
@@ -40,11 +40,11 @@ def parse_tool_args(raw: Any) -> dict[str, Any]:
     except ValueError:
         pass
     else:
-        return _heal(value) if isinstance(value, dict) else {}
+        return cast(dict[str, Any], _heal(value)) if isinstance(value, dict) else {}
     last = _last_object(raw)
     if last is not None:
-        return _heal(last)
-    return _heal(_salvage(raw))
+        return cast(dict[str, Any], _heal(last))
+    return cast(dict[str, Any], _heal(_salvage(raw)))
 
 
 def is_complete_json(raw: str | None) -> bool:
@@ -123,7 +123,7 @@ def _tokens(s: str) -> list[tuple[str, str]]:
 
 def _unescape(body: str) -> str:
     try:
-        return json.loads(f'"{body}"')
+        return cast(str, json.loads(f'"{body}"'))  # a JSON string literal decodes to a str
     except ValueError:
         return body
 

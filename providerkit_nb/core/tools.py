@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .messages import ToolCall, ToolMessage, _encode
 
@@ -195,7 +195,7 @@ class ToolRegistry:
         if not isinstance(t, Tool):
             if not callable(t):
                 raise TypeError(f"not a tool: {t!r}; use @tool or define_tool")
-            t = tool(t)
+            t = cast(Tool, tool(t))
         if t.name in self._tools:
             raise ValueError(f"a tool named {t.name!r} is already registered")
         self._tools[t.name] = t

@@ -8,11 +8,11 @@ never becomes a message.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ErrorKind, ProviderError
+from .errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from .messages import AssistantMessage, ReasoningItems, ToolCall
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Turn",
     "TurnAssembler",
     "collect_turn",
+    "name_the_wire",
     "FINISH_REASONS",
 ]
 
@@ -203,7 +204,7 @@ class Turn:
         )
 
     def _repr_html_(self) -> str:  # pragma: no cover - exercised by notebook views
-        from ..notebook.html import turn_html
+        from .html import turn_html
 
         return turn_html(self)
 
@@ -258,7 +259,7 @@ class TurnAssembler:
         self.finish_reason: str | None = None
         self.model: str | None = None
         self.chunks = 0
-        self._dispatch = {
+        self._dispatch: dict[type, Callable[[Any], None]] = {
             TextDelta: self._on_text,
             ReasoningDelta: self._on_reasoning,
             ToolCallDelta: self._on_call,
@@ -287,7 +288,7 @@ class TurnAssembler:
             self._reasoning.append(c.text)
 
     def _on_call(self, c: ToolCallDelta) -> None:
-        key = c.index
+        key: int | tuple[str, int] | None = c.index
         if key is None:
             cur = self._calls.get(self._current) if self._current is not None else None
             starts_new = cur is None or (
@@ -370,9 +371,10 @@ class TurnAssembler:
                 if strict:
                     raise ProviderError(
                         "stream",
-                        ErrorKind.INVALID,
+                        MALFORMED_KIND,
                         f"tool call {pos} (id {b.id!r}) arrived without a name; the server sent an "
                         "unusable call",
+                        code=MALFORMED_CODE,
                     )
                 name = ""
             else:
@@ -424,6 +426,14 @@ def _attach_partial(exc: BaseException, asm: TurnAssembler) -> None:
         pass
 
 
+def name_the_wire(err: ProviderError, wire: str) -> None:
+    """The assembler's own errors (it does not know the wire) get the wire that was read."""
+    err.provider = wire
+    if not err.message.startswith(wire):
+        err.message = f"{wire}: {err.message}"
+        err.args = (err.message,)
+
+
 def collect_turn(stream: Iterable[Chunk]) -> Turn:
     """Read one turn to its end and return it, or raise with ``err.partial`` set.
 
@@ -438,6 +448,9 @@ def collect_turn(stream: Iterable[Chunk]) -> Turn:
         return asm.turn()
     except BaseException as exc:
         _attach_partial(exc, asm)
+        wire = getattr(stream, "provider", None)
+        if isinstance(exc, ProviderError) and exc.provider == "stream" and isinstance(wire, str) and wire:
+            name_the_wire(exc, wire)
         raise
     finally:
         close = getattr(stream, "close", None)

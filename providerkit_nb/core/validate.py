@@ -133,7 +133,7 @@ def _wire_check(wire: str) -> tuple[Any, str | None]:
     return module.check, dialect
 
 
-def validate_history(messages: Sequence[Message | dict], wire: str | None = None) -> list[Problem]:
+def validate_history(messages: Sequence[Message | dict[str, Any]], wire: str | None = None) -> list[Problem]:
     """Problems in message order; an empty list means every generic rule (and the wire's) holds.
 
     Accepts message objects or canonical dicts. ``wire`` is one of ``WIRES``'s names.

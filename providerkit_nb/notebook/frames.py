@@ -5,7 +5,7 @@ pandas is imported here and only here (and by the widgets built on these frames)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -19,8 +19,11 @@ __all__ = [
     "changes_frame",
     "interrupted_frame",
     "turns_frame",
+    "usage_frame",
     "gate_frame",
     "estimate_tokens",
+    "history_row",
+    "show_frame",
 ]
 
 HISTORY_COLUMNS = [
@@ -53,52 +56,47 @@ def _has_signatures(m: AssistantMessage) -> bool:
     return any(c.thought_signature for c in m.tool_calls or [])
 
 
-def history_frame(messages: Sequence[Message | dict] | Any) -> pd.DataFrame:
+def history_row(m: Message) -> dict[str, Any]:
+    """One message as a row of ``history_frame`` (the views build only the rows they show)."""
+    if isinstance(m, AssistantMessage):
+        calls = ", ".join(f"{c.name}({preview(c.arguments, 60)})" for c in m.tool_calls or [])
+        ids = ", ".join(c.id for c in m.tool_calls or [])
+        size = len(m.content) + len(m.reasoning or "") + sum(len(c.arguments) for c in m.tool_calls or [])
+        return {
+            "role": "assistant",
+            "text": preview(m.content),
+            "tool_calls": calls,
+            "call_id": ids,
+            "reasoning": bool(m.reasoning or m.reasoning_details or m.reasoning_items),
+            "signatures": _has_signatures(m),
+            "tokens": (size + 3) // 4,
+        }
+    if isinstance(m, ToolMessage):
+        return {
+            "role": "tool",
+            "text": preview(f"{m.name}: {m.content}"),
+            "tool_calls": "",
+            "call_id": m.tool_call_id,
+            "reasoning": False,
+            "signatures": False,
+            "tokens": estimate_tokens(m.content),
+        }
+    text = text_of(m)
+    return {
+        "role": m.role,
+        "text": preview(text),
+        "tool_calls": "",
+        "call_id": "",
+        "reasoning": False,
+        "signatures": False,
+        "tokens": estimate_tokens(text),
+    }
+
+
+def history_frame(messages: Sequence[Message | dict[str, Any]] | Any) -> pd.DataFrame:
     """One row per message: role, a text preview, calls made, the call id answered, whether
     reasoning and signed state are present, and an estimate of its tokens."""
-    rows = []
-    for m in _messages_of(messages):
-        if isinstance(m, AssistantMessage):
-            calls = ", ".join(f"{c.name}({preview(c.arguments, 60)})" for c in m.tool_calls or [])
-            ids = ", ".join(c.id for c in m.tool_calls or [])
-            size = len(m.content) + len(m.reasoning or "") + sum(len(c.arguments) for c in m.tool_calls or [])
-            rows.append(
-                {
-                    "role": "assistant",
-                    "text": preview(m.content),
-                    "tool_calls": calls,
-                    "call_id": ids,
-                    "reasoning": bool(m.reasoning or m.reasoning_details or m.reasoning_items),
-                    "signatures": _has_signatures(m),
-                    "tokens": (size + 3) // 4,
-                }
-            )
-        elif isinstance(m, ToolMessage):
-            rows.append(
-                {
-                    "role": "tool",
-                    "text": preview(f"{m.name}: {m.content}"),
-                    "tool_calls": "",
-                    "call_id": m.tool_call_id,
-                    "reasoning": False,
-                    "signatures": False,
-                    "tokens": estimate_tokens(m.content),
-                }
-            )
-        else:
-            text = text_of(m)
-            rows.append(
-                {
-                    "role": m.role,
-                    "text": preview(text),
-                    "tool_calls": "",
-                    "call_id": "",
-                    "reasoning": False,
-                    "signatures": False,
-                    "tokens": estimate_tokens(text),
-                }
-            )
-    frame = pd.DataFrame(rows, columns=HISTORY_COLUMNS)
+    frame = pd.DataFrame([history_row(m) for m in _messages_of(messages)], columns=HISTORY_COLUMNS)
     frame.index.name = "index"
     return frame
 
@@ -140,8 +138,10 @@ def turns_frame(
 
     ``source`` is a Conversation (its streamed turns with timings) or a list of Turns.
     ``prices`` maps a model to USD per million tokens: ``{"input", "cached_input", "output",
-    "cache_write"}``; a provider-reported cost wins when there is one.
+    "cache_write"}``; without one, a Conversation's own ``rate`` (its ``usage`` tracker's)
+    prices every turn; a provider-reported cost wins when there is one.
     """
+    default_rate = getattr(getattr(source, "usage", None), "rate", None)
     records = getattr(source, "records", None)
     items = records if records is not None else [None for _ in source]
     turns = [r.turn for r in records] if records is not None else list(source)
@@ -157,7 +157,7 @@ def turns_frame(
             "cache_write_tokens": u.cache_write_tokens if u else None,
             "output_tokens": u.output_tokens if u else None,
             "reasoning_tokens": u.reasoning_tokens if u else None,
-            "cost_usd": _cost(t, prices),
+            "cost_usd": _cost(t, prices, default_rate),
         }
         if rec is not None:
             row.update(
@@ -174,23 +174,30 @@ def turns_frame(
     return pd.DataFrame(rows)
 
 
-def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None) -> float | None:
+def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None, default_rate: Any = None) -> float | None:
+    from ..core.usage import cost_usd
+
     u = turn.usage
     if u is None:
         return None
-    if u.reported_cost_usd is not None:
-        return u.reported_cost_usd
-    rate = (prices or {}).get(turn.model or "")
-    if not rate:
-        return None
-    fresh = u.input_tokens - u.cached_input_tokens - u.cache_write_tokens
-    total = (
-        fresh * rate.get("input", 0.0)
-        + u.cached_input_tokens * rate.get("cached_input", rate.get("input", 0.0))
-        + u.cache_write_tokens * rate.get("cache_write", rate.get("input", 0.0))
-        + u.output_tokens * rate.get("output", 0.0)
-    )
-    return round(total / 1_000_000, 8)
+    rate = (prices or {}).get(turn.model or "") or default_rate
+    cost = cost_usd(u, rate or None)
+    return None if cost is None else round(float(cost), 8)
+
+
+def usage_frame(source: Any) -> pd.DataFrame:
+    """One row of session totals from a Conversation (or a ``UsageTracker``): calls, tokens,
+    cost, what the cache saved, and the budget left when there is one."""
+    tracker = getattr(source, "usage", source)
+    if not hasattr(tracker, "totals"):
+        raise TypeError(f"usage_frame takes a Conversation or a UsageTracker, got {type(source).__name__}")
+    row: dict[str, Any] = {"calls": tracker.calls, **tracker.totals.to_dict()}
+    row.pop("reasoning_tokens", None)  # not summed across calls (see UsageTracker)
+    row["cost_usd"] = round(tracker.cost, 8)
+    row["cache_savings_usd"] = round(tracker.savings, 8)
+    row["budget_usd"] = tracker.max_usd
+    row["budget_left_usd"] = None if tracker.max_usd is None else round(max(0.0, tracker.max_usd - tracker.cost), 8)
+    return pd.DataFrame([row])
 
 
 def gate_frame(source: Any) -> pd.DataFrame:
@@ -214,3 +221,18 @@ def _flat(d: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[k] = v
     return out
+
+
+def show_frame(frame: pd.DataFrame, **options: Any) -> Any:
+    """Show a DataFrame with interactive paging and search when ``itables`` is installed (the
+    ``tables`` extra), else as pandas shows it. The frame itself stays a plain DataFrame."""
+    try:
+        import itables
+    except ImportError:
+        from IPython.display import display
+
+        show: Callable[..., Any] = display  # IPython's display is untyped
+        show(frame)
+        return None
+    options.setdefault("pageLength", 25)
+    return itables.show(frame, **options)

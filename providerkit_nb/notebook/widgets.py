@@ -2,6 +2,11 @@
 
 Views render only through widget values (HTML strings, labels) and expose their data as
 DataFrames, so a test can click a button and read the state without a browser or a kernel.
+
+Long histories stay fast: a view builds HTML only for the rows it shows (by default the rows
+repair touches, a few rows of context around each, and the last messages; pages and filters by
+role and by kind of change reach the rest), so what goes to the browser is bounded by the page
+size, not by the history (``bench/views.py`` measures it on 10,000 messages).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from ..core.messages import Message, ensure_messages
 from ..core.repair import Repaired, repair_history
 from . import frames
 
-__all__ = ["HistoryView", "StoreBrowser", "CHANGE_COLOURS"]
+__all__ = ["HistoryView", "StoreBrowser", "CHANGE_COLOURS", "select_rows", "payload_bytes"]
 
 # One colour per kind of repair, so a reader sees at a glance what changed and why.
 CHANGE_COLOURS = {
@@ -31,40 +36,139 @@ CHANGE_COLOURS = {
 _DEFAULT_COLOUR = "#eeeeee"
 
 ROLES = ("all", "system", "user", "assistant", "tool")
+SHOW = (("repairs and the last messages", "focus"), ("every message", "all"))
+KINDS = (("any row", "any"), ("changed rows only", "changed"), *((k, k) for k in CHANGE_COLOURS))
 
+PAGE_ROWS = 100  # rows per table per page: bounds the payload whatever the history
+CONTEXT = 2  # rows shown around each row repair touched
+LAST = 10  # the last messages, always in the default selection
+SMALL = 60  # a history this short is shown whole
+CELL_CHARS = 300  # a cell never carries more than this
+LIST_CAP = 50  # problems and interrupted calls listed in HTML (the frames have them all)
 
 # The side-by-side tables show what fits in half a notebook; the frames keep every column.
 TABLE_COLUMNS = ["role", "text", "tool_calls", "call_id"]
 
 
-def _table(frame: pd.DataFrame, highlight: dict[int, str] | None = None, role: str = "all") -> str:
-    """An HTML table with one <tr> per shown row; highlighted rows carry their change kind."""
-    highlight = highlight or {}
-    cols = [c for c in TABLE_COLUMNS if c in frame.columns]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in ["#", *cols])
-    body = []
-    for idx, row in frame.iterrows():
-        if role != "all" and row.get("role") != role:
-            continue
-        kind = highlight.get(int(idx))
-        style = f' style="background:{CHANGE_COLOURS.get(kind, _DEFAULT_COLOUR)}"' if kind else ""
-        attr = f' data-change="{html.escape(kind)}"' if kind else ""
-        cells = "".join(
-            f'<td style="vertical-align:top;padding:2px 6px">{html.escape(str(row[c]))}</td>' for c in cols
-        )
-        body.append(f'<tr class="pk-row"{attr}{style}><td>{idx}</td>{cells}</tr>')
+def select_rows(
+    n: int, marks: dict[int, str], roles: Sequence[str], *, show: str = "focus", role: str = "all",
+    kind: str = "any",
+) -> list[int]:
+    """Which rows of a table of ``n`` rows to show, in order.
+
+    ``marks`` are the rows repair touched (index -> kind of change). "focus" keeps those rows
+    with ``CONTEXT`` rows around each and the last ``LAST`` rows (a short history is shown
+    whole); "all" keeps every row. ``kind`` keeps only rows with a change ("changed") or with
+    that kind; ``role`` only rows of that role.
+    """
+    if kind != "any":
+        rows: Sequence[int] = sorted(i for i, k in marks.items() if kind == "changed" or k == kind)
+    elif show == "all" or n <= SMALL:
+        rows = range(n)
+    else:
+        keep = set(range(max(0, n - LAST), n))
+        for i in marks:
+            keep.update(range(max(0, i - CONTEXT), min(n, i + CONTEXT + 1)))
+        rows = sorted(keep)
+    if role != "all":
+        return [i for i in rows if roles[i] == role]
+    return list(rows)
+
+
+def _cell(value: Any) -> str:
+    text = str(value)
+    if len(text) > CELL_CHARS:
+        text = text[: CELL_CHARS - 1] + "\u2026"
+    return html.escape(text)
+
+
+def _table(messages: Sequence[Message], rows: Sequence[int], marks: dict[int, str], attr: str) -> str:
+    """An HTML table with one <tr> per shown row (only those are built); a marked row carries
+    its kind of change in ``attr`` and its colour; skipped stretches show as one gap row."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["#", *TABLE_COLUMNS])
+    body: list[str] = []
+    prev = -1
+    for idx in rows:
+        if idx > prev + 1:
+            gap = idx - prev - 1
+            body.append(
+                f'<tr class="pk-gap"><td colspan="{len(TABLE_COLUMNS) + 1}" style="color:#888;'
+                f'text-align:center">\u2026 {gap} message{"s" if gap != 1 else ""} not shown \u2026</td></tr>'
+            )
+        prev = idx
+        row = frames.history_row(messages[idx])
+        kind = marks.get(idx)
+        extra = ""
+        if kind:
+            extra = f' {attr}="{html.escape(kind)}" style="background:{CHANGE_COLOURS.get(kind, _DEFAULT_COLOUR)}"'
+        cells = "".join(f'<td style="vertical-align:top;padding:2px 6px">{_cell(row[c])}</td>' for c in TABLE_COLUMNS)
+        body.append(f'<tr class="pk-row"{extra}><td>{idx}</td>{cells}</tr>')
+    if rows and prev < len(messages) - 1 and rows[-1] == prev:
+        rest = len(messages) - 1 - prev
+        if rest:
+            body.append(
+                f'<tr class="pk-gap"><td colspan="{len(TABLE_COLUMNS) + 1}" style="color:#888;'
+                f'text-align:center">\u2026 {rest} more not shown here \u2026</td></tr>'
+            )
     return (
         '<table class="pk-history" style="border-collapse:collapse;font-size:12px">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 
+def payload_bytes(widget: Any) -> int:
+    """UTF-8 bytes of every text value in a widget tree: what the view sends to the browser."""
+    total = 0
+    stack = [widget]
+    while stack:
+        item = stack.pop()
+        value = getattr(item, "value", None)
+        if isinstance(value, str):
+            total += len(value.encode())
+        stack.extend(getattr(item, "children", ()) or ())
+    return total
+
+
+def _display(obj: Any) -> None:
+    from IPython.display import display
+
+    show: Callable[..., Any] = display  # IPython's display is untyped
+    show(obj)
+
+
+class _SettleRow:
+    """The three actions for one interrupted call that may have run."""
+
+    def __init__(self, view: HistoryView, call: repair.InterruptedCall) -> None:
+        self.call = call
+        self.label = w.HTML(
+            value=(
+                f"<code>{html.escape(call.name)}</code>(<code>{_cell(call.arguments)}</code>) "
+                f"<small>call id {html.escape(call.id)}: may have partly run</small>"
+            )
+        )
+        self.note = w.Textarea(placeholder="what happened (for \u201cit ran\u201d)", layout=w.Layout(width="60%"))
+        self.ran_button = w.Button(description="It ran: record what happened", layout=w.Layout(width="auto"))
+        self.run_button = w.Button(description="Run it now", button_style="warning")
+        self.model_button = w.Button(description="Leave it to the model", layout=w.Layout(width="auto"))
+        self.ran_button.on_click(lambda _b: view.settle(call.id, "ran", note=self.note.value))
+        self.run_button.on_click(lambda _b: view.settle(call.id, "run"))
+        self.model_button.on_click(lambda _b: view.settle(call.id, "model"))
+        self.root = w.VBox(
+            [self.label, w.HBox([self.note, self.ran_button]), w.HBox([self.run_button, self.model_button])],
+            layout=w.Layout(border="1px solid #ddd", padding="4px", margin="2px 0"),
+        )
+        self.root.add_class("pk-settle")
+
+
 class HistoryView:
     """The history before and after repair side by side, with the interrupted calls under it.
 
     ``source`` is a list of messages (or canonical dicts) or a Conversation; with a
-    Conversation the Resume button continues it, and Repair reads its store again first.
-    ``problems`` (from ``validate_history`` or ``inspect``) are listed above the tables.
+    Conversation the Resume button continues it, Repair reads its store again first, and each
+    interrupted call that may have run gets three actions (it ran / run it now / leave it to
+    the model), saved to the store. ``problems`` (from ``validate_history`` or ``inspect``) are
+    listed above the tables.
     """
 
     def __init__(
@@ -79,27 +183,41 @@ class HistoryView:
         if self.conversation is not None:
             self._messages: list[Message] = self.conversation.messages
             self.is_read_only = is_read_only or self.conversation.is_read_only
+            preview: Repaired = self.conversation.repaired
         else:
             self._messages = ensure_messages(source)
             self.is_read_only = is_read_only
+            preview = repair_history(self._messages, is_read_only=self.is_read_only)
+        self._preview = preview  # what repair would touch: where the default selection looks
         self.problems = list(problems or [])
         self.repaired: Repaired | None = None
+        self.page = 0
+        self.settle_rows: dict[str, _SettleRow] = {}
 
         self.title = w.HTML(value=f"<b>{html.escape(title)}</b>" if title else "")
+        self.show = w.Dropdown(options=SHOW, value="focus", description="show")
         self.role = w.Dropdown(options=ROLES, value="all", description="role")
+        self.kind = w.Dropdown(options=KINDS, value="any", description="change")
         self.repair_button = w.Button(description="Repair", button_style="warning", icon="wrench")
         self.resume_button = w.Button(
             description="Resume", button_style="success", icon="play", disabled=self.conversation is None
         )
-        self.status = w.Label(value=self._status_text())
+        self.prev_button = w.Button(description="\u25c0 page", layout=w.Layout(width="auto"))
+        self.next_button = w.Button(description="page \u25b6", layout=w.Layout(width="auto"))
+        self.page_label = w.Label(value="")
+        self.status = w.Label(value="")
         self.problems_html = w.HTML(value=self._problems_html())
         self.before = w.HTML(value="")
         self.after = w.HTML(value="<i>not repaired yet: press Repair</i>")
         self.interrupted_html = w.HTML(value="")
+        self.pending_html = w.HTML(value="")
+        self.settle_box = w.VBox([])
         self.root = w.VBox(
             [
                 self.title,
-                w.HBox([self.role, self.repair_button, self.resume_button]),
+                w.HBox([self.repair_button, self.resume_button]),
+                w.HBox([self.show, self.role, self.kind]),
+                w.HBox([self.prev_button, self.page_label, self.next_button]),
                 self.status,
                 self.problems_html,
                 w.HBox(
@@ -110,11 +228,16 @@ class HistoryView:
                 ),
                 w.HTML("<b>interrupted calls</b>"),
                 self.interrupted_html,
+                self.settle_box,
+                self.pending_html,
             ]
         )
-        self.role.observe(lambda _change: self._render(), names="value")
+        for control in (self.show, self.role, self.kind):
+            control.observe(lambda _change: self.go_to(0), names="value")
         self.repair_button.on_click(lambda _b: self.repair())
         self.resume_button.on_click(lambda _b: self.resume())
+        self.prev_button.on_click(lambda _b: self.go_to(self.page - 1))
+        self.next_button.on_click(lambda _b: self.go_to(self.page + 1))
         self._render()
 
     # data ------------------------------------------------------------------
@@ -124,7 +247,7 @@ class HistoryView:
         return list(self._messages)
 
     def frame(self) -> pd.DataFrame:
-        """The history as stored."""
+        """The history as stored (every row)."""
         return frames.history_frame(self._messages)
 
     def repaired_frame(self) -> pd.DataFrame:
@@ -140,16 +263,57 @@ class HistoryView:
 
     def highlights(self) -> dict[int, str]:
         """Row index after repair -> kind of change, for the rows repair touched."""
+        return self._marks(self.repaired, after=True) if self.repaired is not None else {}
+
+    @staticmethod
+    def _marks(repaired: Repaired, *, after: bool) -> dict[int, str]:
         marks: dict[int, str] = {}
-        if self.repaired is None:
-            return marks
-        for c in self.repaired.changes:
-            idx = getattr(c, "index_after", None)
+        for c in repaired.changes:
+            idx = c.index_after if after else c.index_before
             if idx is not None and idx >= 0:
                 marks.setdefault(int(idx), str(c.kind))
         return marks
 
+    def _before_marks(self) -> dict[int, str]:
+        """Stored row -> kind of change. A message repair added has no stored row: it is marked
+        on the stored message it follows (the same object in both lists), where it goes."""
+        r = self.repaired or self._preview
+        marks = self._marks(r, after=False)
+        added = [c for c in r.changes if c.index_before is None and c.index_after is not None]
+        if added:
+            where = {id(m): i for i, m in enumerate(self._messages)}
+            for c in added:
+                a = int(c.index_after)  # type: ignore[arg-type]
+                while a >= 0 and id(r.messages[a]) not in where:
+                    a -= 1
+                if a >= 0:
+                    marks.setdefault(where[id(r.messages[a])], str(c.kind))
+        for p in self.problems:  # where validation found something, even if repair did not touch it
+            idx = getattr(p, "index", None) if not isinstance(p, dict) else p.get("index")
+            if isinstance(idx, int) and 0 <= idx < len(self._messages):
+                marks.setdefault(idx, "problem")
+        return marks
+
+    def shown_rows(self) -> tuple[list[int], list[int]]:
+        """(rows of the stored table, rows of the repaired table) the current filters select,
+        before paging."""
+        kw = {"show": self.show.value, "role": self.role.value, "kind": self.kind.value}
+        before = select_rows(len(self._messages), self._before_marks(), [m.role for m in self._messages], **kw)
+        if self.repaired is None:
+            return before, []
+        msgs = self.repaired.messages
+        return before, select_rows(len(msgs), self.highlights(), [m.role for m in msgs], **kw)
+
+    @property
+    def pages(self) -> int:
+        before, after = self.shown_rows()
+        return max(1, -(-max(len(before), len(after)) // PAGE_ROWS))
+
     # actions ---------------------------------------------------------------
+
+    def go_to(self, page: int) -> None:
+        self.page = page
+        self._render()
 
     def repair(self) -> Repaired:
         if self.conversation is not None:
@@ -157,6 +321,7 @@ class HistoryView:
             self._messages = self.conversation.messages
         else:
             self.repaired = repair_history(self._messages, is_read_only=self.is_read_only)
+        self._preview = self.repaired
         self._render()
         return self.repaired
 
@@ -174,6 +339,24 @@ class HistoryView:
         self._messages = self.conversation.messages
         self.repair()
         return turn
+
+    def settle(self, call_id: str, how: str, note: str | None = None) -> Any:
+        """One of the three actions on an interrupted call (see ``Conversation.settle``); what
+        went wrong is shown in the status line, and the view refreshes from the store."""
+        if self.conversation is None:
+            raise RuntimeError("settling a call saves to a store: use the view of a Conversation")
+        from ..approval import SettleError
+
+        try:
+            saved = self.conversation.settle(call_id, how, note=note)
+        except SettleError as exc:
+            self.status.value = f"not saved: {exc}"
+            return None
+        self.repair()
+        what = {"ran": "recorded what you entered", "run": "ran it and saved its result",
+                "model": "left it to the model"}[how]
+        self.status.value = f"{call_id}: {what}. " + self.status.value
+        return saved
 
     # rendering ---------------------------------------------------------------
 
@@ -193,33 +376,72 @@ class HistoryView:
         if not self.problems:
             return ""
         items = []
-        for p in self.problems:
+        for p in self.problems[:LIST_CAP]:
             d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
             wording = d.get("provider_wording")
             items.append(
                 f"<li><code>{html.escape(str(d.get('rule')))}</code> at message {d.get('index')}: "
-                f"{html.escape(str(d.get('message')))}"
-                + (f"<br><small>provider would say: <q>{html.escape(str(wording))}</q></small>" if wording else "")
+                f"{_cell(d.get('message'))}"
+                + (f"<br><small>provider would say: <q>{_cell(wording)}</q></small>" if wording else "")
                 + "</li>"
             )
-        return f"<ul class='pk-problems'>{''.join(items)}</ul>"
+        more = len(self.problems) - LIST_CAP
+        tail = f"<li><i>and {more} more (the problems list has them all)</i></li>" if more > 0 else ""
+        return f"<ul class='pk-problems'>{''.join(items)}{tail}</ul>"
 
     def _render(self) -> None:
-        role = self.role.value
-        self.before.value = _table(self.frame(), role=role)
+        before_rows, after_rows = self.shown_rows()
+        pages = max(1, -(-max(len(before_rows), len(after_rows)) // PAGE_ROWS))
+        self.page = min(max(0, self.page), pages - 1)
+        cut = slice(self.page * PAGE_ROWS, (self.page + 1) * PAGE_ROWS)
+        self.prev_button.disabled = self.page == 0
+        self.next_button.disabled = self.page >= pages - 1
+        self.page_label.value = f"page {self.page + 1} of {pages}"
+        self.before.value = _table(self._messages, before_rows[cut], self._before_marks(), "data-touched")
         if self.repaired is not None:
-            self.after.value = _table(self.repaired_frame(), self.highlights(), role=role)
-            frame = self.interrupted_frame()
-            self.interrupted_html.value = (
-                frame.to_html(index=False, escape=True) if not frame.empty else "<i>none</i>"
+            self.after.value = _table(self.repaired.messages, after_rows[cut], self.highlights(), "data-change")
+        self._render_calls()
+        shown = len(before_rows[cut])
+        self.status.value = (
+            f"{self._status_text()}; showing {shown} of {len(self._messages)} stored rows"
+        )
+
+    def _render_calls(self) -> None:
+        r = self.repaired
+        if r is None:
+            return
+        frame = frames.interrupted_frame(r)
+        if frame.empty:
+            self.interrupted_html.value = "<i>none</i>"
+        else:
+            more = len(frame) - LIST_CAP
+            self.interrupted_html.value = frame.head(LIST_CAP).to_html(index=False, escape=True) + (
+                f"<i>and {more} more: interrupted_frame() has them all</i>" if more > 0 else ""
             )
-        self.status.value = self._status_text()
-        self.problems_html.value = self._problems_html()
+        rows: dict[str, _SettleRow] = {}
+        if self.conversation is not None:
+            from ..approval import open_interrupted
+
+            for call in open_interrupted(self.conversation)[:LIST_CAP]:
+                if not call.read_only:  # a read-only call is safe to call again: nothing to settle
+                    rows[call.id] = self.settle_rows.get(call.id) or _SettleRow(self, call)
+        self.settle_rows = rows
+        self.settle_box.children = [row.root for row in rows.values()]
+        pending = r.pending
+        self.pending_html.value = (
+            "<b>waiting for approval</b> (they never started; resume() asks again):<ul>"
+            + "".join(
+                f"<li><code>{html.escape(p.name)}</code>(<code>{_cell(p.arguments)}</code>) "
+                f"<small>call id {html.escape(p.id)}</small></li>"
+                for p in pending[:LIST_CAP]
+            )
+            + "</ul>"
+            if pending
+            else ""
+        )
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.root)
+        _display(self.root)
 
 
 class StoreBrowser:
@@ -264,6 +486,4 @@ class StoreBrowser:
         self.body.children = [self.view.root]
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.root)
+        _display(self.root)

@@ -32,6 +32,8 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
+from ..core.rules import register_conversion
+from ..core.structured import JsonFormat
 from ..core.tool_args import parse_tool_args
 from ..core.tools import ToolDefinition
 from ..core.turn import (
@@ -47,7 +49,16 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
-from .base import EFFORTS, CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .base import (
+    EFFORTS,
+    CallOptions,
+    ImportedRequest,
+    WireProvider,
+    WireRequest,
+    join_url,
+    merge_body,
+)
+from .guard import need  # a required part of a frame, named when it is missing or wrong
 
 __all__ = [
     "AnthropicProvider",
@@ -164,7 +175,7 @@ def thinking_plan(
     graded = effort in _BUDGET
     if fam is not None:
         if graded:
-            fields = {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
+            fields: dict[str, Any] = {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
             return ThinkingPlan(fields, True, False, fam.forced_tool)
         if effort == "none" and fam.none is not None:
             fields = copy.deepcopy(fam.none)
@@ -371,6 +382,9 @@ class AnthropicProvider(WireProvider):
     wire = "anthropic"
     env_keys = ("ANTHROPIC_API_KEY",)
     default_base_url = "https://api.anthropic.com"
+    # effort "none" still thinks on some families: thinking_plan decides per model which signed
+    # blocks may go back (strip_reasoning=True still strips them all)
+    strip_on_none = False
 
     def __init__(
         self,
@@ -416,6 +430,11 @@ class AnthropicProvider(WireProvider):
         self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
     ) -> WireRequest:
         model = opts.model or self.model
+        if opts.service_tier is not None:
+            raise ProviderError(
+                self.id, ErrorKind.INVALID,
+                f"{self.id}: service_tier is an OpenAI option; Anthropic Messages has no per-call tier (leave it unset)",
+            )
         max_tokens = opts.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS
         conv = to_anthropic_messages(messages, self.replay_tag)
         turns = conv.messages
@@ -439,8 +458,14 @@ class AnthropicProvider(WireProvider):
                 turns[k] = {"role": "assistant", "content": kept}
 
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": turns}
+        system: list[dict[str, Any]] = []
         if conv.system:
-            body["system"] = [{"type": "text", "text": conv.system, "cache_control": {"type": "ephemeral"}}]
+            system.append({"type": "text", "text": conv.system, "cache_control": {"type": "ephemeral"}})
+        if isinstance(opts.json, JsonFormat):
+            # a second, uncached block: a per-call schema never invalidates the cached prefix
+            system.append({"type": "text", "text": opts.json.prompt})
+        if system:
+            body["system"] = system
         if tools:
             offered = tools
             if forced and not plan.forced_tool:
@@ -465,8 +490,7 @@ class AnthropicProvider(WireProvider):
         if opts.stop:
             body["stop_sequences"] = list(opts.stop)
         body["stream"] = stream
-        if opts.extra_body:
-            body.update(opts.extra_body)
+        body = merge_body(body, opts.extra_body)
         return WireRequest(join_url(self.base_url, self.path), self._auth_headers(opts), body, stream=stream)
 
     # stream ----------------------------------------------------------------
@@ -487,7 +511,9 @@ class AnthropicProvider(WireProvider):
                 continue  # not JSON: a keep-alive
             kind = d.get("type") if type(d) is dict else None
             if kind == "content_block_delta":
-                delta = d["delta"]
+                delta = d.get("delta")
+                if type(delta) is not dict:  # the one required part of a delta frame
+                    delta = need(d, "delta", dict, "an object")
                 dt = delta.get("type")
                 if dt == "text_delta":
                     text = delta.get("text")
@@ -598,6 +624,7 @@ class AnthropicProvider(WireProvider):
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
         if not isinstance(data, dict) or data.get("type") == "error":
             raise stream_error(self.id, data, secrets=self.secrets)
+        need(data, "content", list, "a list of blocks")  # a Message always has it (maybe empty)
         if data.get("model"):
             yield ModelInfo(data["model"])
         thought = False
@@ -854,3 +881,7 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> Anthropic
         path=path,
         transport=transport,
     )
+
+
+# the offline validator (core.rules.anthropic) checks a history exactly as this module sends it
+register_conversion("anthropic", to_anthropic_messages)

@@ -15,17 +15,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..core.errors import ErrorKind, ProviderError
-from ..core.messages import Message, ensure_messages
+from ..core.messages import Message, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
+from ..core.structured import JSON_WITH_TOOLS, JsonFormat, json_format
 from ..core.tools import ToolDefinition
-from ..core.turn import Chunk, Turn, TurnAssembler, collect_turn
+from ..core.turn import Chunk, Turn, TurnAssembler, collect_turn, name_the_wire
 from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
-from ..transport.sse import SSEEvent, iter_sse
+from ..transport.sse import SSEEvent, StreamPosition, iter_sse
+from .guard import PARSER_FAILURES, body_error, check_chunk, guarded, malformed, numbered
 
 __all__ = [
     "CallOptions",
@@ -37,9 +39,12 @@ __all__ = [
     "join_url",
     "ImportedRequest",
     "WireRequest",
+    "merge_body",
+    "SERVICE_TIERS",
 ]
 
 EFFORTS = ("none", "low", "medium", "high", "max")
+SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale")
 
 
 @dataclass(slots=True)
@@ -56,10 +61,23 @@ class CallOptions:
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     extra_body: dict[str, Any] | None = None
+    # structured output: a schema dict, an object with model_json_schema(), or "object"
+    json: JsonFormat | dict[str, Any] | str | Any = None
+    json_with_tools: str | None = None  # "response_format" | "prompt" when tools are offered
+    service_tier: str | None = None  # Chat and Responses only; refused on Anthropic and Gemini
+    strip_reasoning: bool | None = None  # None: strip replayed reasoning when effort is "none"
+    on_activity: Callable[[], None] | None = None  # called on the headers and every body read
 
     def __post_init__(self) -> None:
         if self.effort is not None and self.effort not in EFFORTS:
             raise ValueError(f"effort must be one of {EFFORTS} or None, got {self.effort!r}")
+        self.json = json_format(self.json)
+        if self.json_with_tools is not None and self.json_with_tools not in JSON_WITH_TOOLS:
+            raise ValueError(f"json_with_tools must be one of {JSON_WITH_TOOLS} or None, got {self.json_with_tools!r}")
+        if self.service_tier is not None and self.service_tier not in SERVICE_TIERS:
+            raise ValueError(f"service_tier must be one of {SERVICE_TIERS} or None, got {self.service_tier!r}")
+        if self.on_activity is not None and not callable(self.on_activity):
+            raise TypeError("on_activity must be a callable taking no arguments")
         if isinstance(self.stop, str):
             self.stop = [self.stop]
         if isinstance(self.tool_choice, str) and self.tool_choice not in ("auto", "none", "required"):
@@ -100,7 +118,9 @@ class ChunkStream:
         self.closed = False
         self.hangup = Hangup()  # lets abort() wake a read blocked even before the headers
         self._close_hooks: list[Callable[[], None]] = []
-        self._gen = gen(self) if callable(gen) and not hasattr(gen, "__next__") else gen
+        self._gen: Iterator[Chunk] = (
+            gen(self) if callable(gen) and not hasattr(gen, "__next__") else cast(Iterator[Chunk], gen)
+        )
 
     def __iter__(self) -> Iterator[Chunk]:
         # The generator itself, so a for loop pays no Python-level __next__ per chunk;
@@ -180,10 +200,17 @@ class Provider:
         tool_choice: str | dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         extra_body: dict[str, Any] | None = None,
+        json: Any = None,
+        json_with_tools: str | None = None,
+        service_tier: str | None = None,
+        strip_reasoning: bool | None = None,
+        on_activity: Callable[[], None] | None = None,
     ) -> ChunkStream:
         opts = CallOptions(
-            session_id, model, effort, max_tokens, temperature, top_p, stop, tool_choice,
-            parallel_tool_calls, extra_body,
+            session_id, model, effort, max_tokens, temperature, top_p,
+            [stop] if isinstance(stop, str) else stop, tool_choice,
+            parallel_tool_calls, extra_body, json, json_with_tools, service_tier, strip_reasoning,
+            on_activity,
         )
         return self._open(ensure_messages(messages), list(tools) if tools else None, opts)
 
@@ -224,6 +251,22 @@ def resolve_api_key(api_key: str | None, env_vars: Sequence[str], provider: str,
 
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+def merge_body(body: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """Lay ``extra_body`` over what the wire built: nested objects merge key by key (so
+    ``{"generationConfig": {...}}`` adds to Gemini's config instead of erasing max tokens and
+    thinking); any other value, lists included, replaces. Neither argument is changed."""
+    if not extra:
+        return body
+    out = dict(body)
+    for key, value in extra.items():
+        old = out.get(key)
+        if isinstance(value, dict) and isinstance(old, dict):
+            out[key] = merge_body(old, value)
+        else:
+            out[key] = value
+    return out
 
 
 DRAIN_SECONDS = 0.5
@@ -276,8 +319,10 @@ class WireProvider(Provider):
     """
 
     wire: ClassVar[str] = ""
-    env_keys: ClassVar[tuple[str, ...]] = ()
+    env_keys: tuple[str, ...] = ()  # a class default; the constructor may set it per instance
     default_base_url: ClassVar[str] = ""
+    # effort "none" strips replayed reasoning from the history unless the wire decides per model
+    strip_on_none: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -338,9 +383,19 @@ class WireProvider(Provider):
     def session_for(self, opts: CallOptions) -> str:
         return opts.session_id or self.instance_session_id
 
-    def prepare(self, messages: Sequence[Message | dict]) -> list[Message]:
-        """Every adapter repairs what it sends (without is_read_only: only the caller knows)."""
-        return repair_history(ensure_messages(messages)).messages
+    def prepare(self, messages: Sequence[Message | dict], opts: CallOptions | None = None) -> list[Message]:
+        """Every adapter repairs what it sends (without is_read_only: only the caller knows).
+        With ``opts``, replayed reasoning is stripped for a thinking-off turn (effort "none",
+        unless ``strip_reasoning=False``) or when ``strip_reasoning=True``."""
+        msgs = ensure_messages(messages)
+        if opts is not None:
+            strip = opts.strip_reasoning
+            if strip is None:
+                effort = opts.effort if opts.effort is not None else getattr(self, "effort", None)
+                strip = effort == "none" and self.strip_on_none
+            if strip:
+                msgs = strip_reasoning(msgs)
+        return repair_history(msgs).messages
 
     def _request(self, wr: WireRequest, hangup: Hangup | None = None) -> Request:
         return Request(
@@ -369,32 +424,43 @@ class WireProvider(Provider):
             raise http_error(self.id, resp.status, resp.headers, body, secrets=self.secrets)
         return resp
 
-    def _tap(self, stream: ChunkStream, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    def _tap(
+        self, stream: ChunkStream, chunks: Iterator[bytes], on_activity: Callable[[], None] | None = None
+    ) -> Iterator[bytes]:
         clock = time.monotonic
         for b in chunks:
             now = clock()
             if stream.first_byte_at is None:
+                if not b:
+                    continue
                 stream.first_byte_at = now
             stream.last_byte_at = now
+            if on_activity is not None:
+                on_activity()
             yield b
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
-        prepared = self.prepare(messages)
+        prepared = self.prepare(messages, opts)
         wr = self.build_request(prepared, tools, opts, stream=True)
+        on_activity = opts.on_activity
 
         def run(stream: ChunkStream) -> Iterator[Chunk]:
             resp = self._send(wr, stream)
+            if on_activity is not None:
+                on_activity()  # the headers arrived
             try:
-                raw = self._tap(stream, resp.iter_bytes())
+                raw = self._tap(stream, resp.iter_bytes(), on_activity)
+                pos = StreamPosition()  # the events are counted, so an error can name one
                 if wr.events == "json-array":
                     from ..transport.sse import iter_json_array
 
-                    events: Iterator[Any] = (
-                        SSEEvent(None, json.dumps(x)) for x in iter_json_array(raw, self.id)
+                    events: Iterator[Any] = numbered(
+                        (SSEEvent(None, json.dumps(x)) for x in iter_json_array(raw, self.id)), pos, self.id
                     )
                 else:
-                    events = iter_sse(raw, self.id)
-                yield from self.parse_stream(events, opts)
+                    events = iter_sse(raw, self.id, pos)
+                # guarded: whatever the parser trips on is one ProviderError (see guard.py)
+                yield from guarded(self.parse_stream(events, opts), self.id, pos, self.secrets)
                 _drain(raw, resp)
             finally:
                 resp.close()
@@ -408,23 +474,37 @@ class WireProvider(Provider):
         **options: Any,
     ) -> Turn:
         opts = CallOptions(**options)
-        prepared = self.prepare(messages)
+        prepared = self.prepare(messages, opts)
         wr = self.build_request(prepared, list(tools) if tools else None, opts, stream=False)
         resp = self._send(wr)
+        if opts.on_activity is not None:
+            opts.on_activity()  # the headers arrived
         try:
             raw = resp.read()
         finally:
             resp.close()
+        if opts.on_activity is not None:
+            opts.on_activity()
         try:
             data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ProviderError(
-                self.id, ErrorKind.OVERLOAD, f"{self.id}: the response body was not JSON ({exc})"
+        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep
+            raise malformed(
+                self.id, "response body", f"not JSON ({exc})", raw[:2000].decode("utf-8", "replace"),
+                secrets=self.secrets,
             ) from exc
         asm = TurnAssembler()
-        for chunk in self.parse_response(data, opts):
-            asm.feed(chunk)
-        return asm.turn()
+        try:
+            for chunk in self.parse_response(data, opts):
+                check_chunk(chunk)
+                asm.feed(chunk)
+        except PARSER_FAILURES as exc:  # a body of the wrong shape: the one malformed error
+            raise body_error(self.id, exc, data, secrets=self.secrets) from exc
+        try:
+            return asm.turn()
+        except ProviderError as err:
+            if err.provider == "stream":
+                name_the_wire(err, self.id)
+            raise
 
     def close(self) -> None:
         self.sender.close()

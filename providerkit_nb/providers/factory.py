@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .base import WireProvider
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..core.messages import Message
+    from ..core.validate import Problem
 
 __all__ = [
     "PresetRow",
@@ -25,6 +31,7 @@ __all__ = [
     "responses",
     "anthropic",
     "gemini",
+    "validate_history",
 ]
 
 # wire id -> (module, class). A wire module that is not built yet fails with a clear message.
@@ -45,6 +52,20 @@ def wire_class(wire: str) -> type[WireProvider]:
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
         raise ImportError(f"the {wire} wire is not available in this build ({exc})") from exc
+
+
+def validate_history(messages: Sequence[Message | dict[str, Any]], wire: str | None = None) -> list[Problem]:
+    """``pk.validate_history``: the core validator, with the wire's adapter loaded first.
+
+    Some wire rules check a history as that wire's adapter converts it; the adapter hands its
+    conversion to the core when imported, so loading it here keeps every import pointing down.
+    """
+    from ..core.validate import WIRES as RULE_WIRES
+    from ..core.validate import validate_history as core_validate
+
+    if wire is not None and wire in RULE_WIRES and RULE_WIRES[wire][0] in WIRES:
+        wire_class(RULE_WIRES[wire][0])
+    return core_validate(messages, wire)
 
 
 @dataclass(slots=True)
@@ -151,7 +172,7 @@ _ROWS = [
     PresetRow("xai", "openai_chat", "https://api.x.ai/v1", ("XAI_API_KEY",)),
     PresetRow(
         "google-openai", "openai_chat", "https://generativelanguage.googleapis.com/v1beta/openai",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"), path="/chat/completions",
     ),
     # Anthropic Messages and the servers that speak it (bearer: Authorization instead of x-api-key)
     PresetRow(

@@ -51,6 +51,7 @@ from ..core.rules.gemini import (
     is_generated_id,
     signed_by_gemini,
 )
+from ..core.structured import JsonFormat
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -65,7 +66,8 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
-from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
+from .guard import FrameError  # a required part of a body, named when it is missing
 
 __all__ = [
     "GeminiProvider",
@@ -536,7 +538,7 @@ class GeminiProvider(WireProvider):
     """
 
     wire: ClassVar[str] = "gemini"
-    env_keys: ClassVar[tuple[str, ...]] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    env_keys: tuple[str, ...] = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     default_base_url: ClassVar[str] = DEFAULT_BASE_URL
 
     def __init__(self, *, model: str, stream_format: str = "sse", **kwargs: Any) -> None:
@@ -559,6 +561,11 @@ class GeminiProvider(WireProvider):
         self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
     ) -> WireRequest:
         model = _model_id(opts.model or self.model)
+        if opts.service_tier is not None:
+            raise ProviderError(
+                self.id, ErrorKind.INVALID,
+                f"{self.id}: service_tier is an OpenAI option; Gemini has no per-call tier (leave it unset)",
+            )
         if opts.parallel_tool_calls is False and tools:
             raise ProviderError(
                 self.id,
@@ -572,6 +579,13 @@ class GeminiProvider(WireProvider):
                 self.id, ErrorKind.INVALID, f"{self.id}: nothing to send: the history has no user or model content"
             )
         body: dict[str, Any] = {"contents": contents}
+        fmt = opts.json if isinstance(opts.json, JsonFormat) else None
+        # Gemini 2 refuses a JSON mime type beside function calling: the schema goes in the prompt
+        carried = fmt is not None and bool(tools) and (opts.json_with_tools == "prompt" or not _is_gemini3(model))
+        if carried:
+            assert fmt is not None
+            parts = list(instruction["parts"]) if instruction is not None else []
+            instruction = {**(instruction or {}), "parts": [*parts, {"text": fmt.prompt}]}
         if instruction is not None:
             body["systemInstruction"] = instruction
         if tools:
@@ -595,13 +609,16 @@ class GeminiProvider(WireProvider):
             gen["topP"] = opts.top_p
         if opts.stop:
             gen["stopSequences"] = list(opts.stop)
-        thinking = _thinking_config(model, opts.effort)
+        thinking = _thinking_config(model, opts.effort if opts.effort is not None else self.effort)
         if thinking is not None:
             gen["thinkingConfig"] = thinking
+        if fmt is not None and not carried:
+            gen["responseMimeType"] = "application/json"
+            if fmt.schema is not None:
+                gen["responseJsonSchema"] = gemini_tool_schema(fmt.schema)
         if gen:
             body["generationConfig"] = gen
-        if opts.extra_body:
-            body.update(opts.extra_body)
+        body = merge_body(body, opts.extra_body)
         headers = {"x-goog-api-key": self._api_key} if self._api_key else {}
         url = self.url_for(model, stream=stream)
         events = "json-array" if stream and self.stream_format == "json-array" else "sse"
@@ -656,10 +673,13 @@ class GeminiProvider(WireProvider):
 
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
         st = _State(self)
-        for obj in data if isinstance(data, list) else (data,):
+        objs = data if isinstance(data, list) else (data,)
+        for obj in objs:
             if isinstance(obj, dict) and obj.get("usageMetadata") is not None:
                 st.usage_raw = obj["usageMetadata"]
             yield from st.feed(obj)
+        if not any(isinstance(o, dict) and "candidates" in o for o in objs):
+            raise FrameError("'candidates'")  # neither an answer nor a blocked prompt
         yield from st.end()
 
 
@@ -845,6 +865,17 @@ def import_request(url: str, body: Mapping[str, Any]) -> ImportedRequest:
     effort = _effort_of(_g(gen, "thinkingConfig", "thinking_config"))
     if effort is not None:
         options["effort"] = effort
+    schema = _g(gen, "responseJsonSchema", "response_json_schema")
+    if schema is None:
+        legacy = _g(gen, "responseSchema", "response_schema")  # the OpenAPI dialect, types in capitals
+        if isinstance(legacy, dict):
+            schema = _openapi_to_json_schema(
+                {k: v for k, v in legacy.items() if k not in ("property_ordering", "propertyOrdering")}
+            )
+    if isinstance(schema, dict):
+        options["json"] = schema
+    elif _g(gen, "responseMimeType", "response_mime_type") == "application/json":
+        options["json"] = "object"
     fcc = (_g(body, "toolConfig", "tool_config") or {}).get("functionCallingConfig") or {}
     mode = fcc.get("mode")
     if mode == "NONE":

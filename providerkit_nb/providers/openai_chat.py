@@ -32,6 +32,7 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
+from ..core.structured import JsonFormat
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -46,7 +47,16 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent
-from .base import EFFORTS, CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .base import (
+    EFFORTS,
+    CallOptions,
+    ImportedRequest,
+    WireProvider,
+    WireRequest,
+    join_url,
+    merge_body,
+)
+from .guard import FrameError, need  # a required part of a frame, named when it is missing or wrong
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -81,7 +91,7 @@ OPENROUTER_NONE = {
     "xiaomi/mimo-v2.6-flash": "none",
 }
 
-_SCAN = json.JSONDecoder().scan_once  # the C scanner json.loads uses, without its wrappers
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner json.loads uses (set in __init__, absent from typeshed)
 
 
 def _loads_or_none(data: str) -> Any:
@@ -91,7 +101,9 @@ def _loads_or_none(data: str) -> Any:
         return None
 
 
-_VERSIONED = re.compile(r"/v\d+[a-z0-9]*$")
+# a version segment anywhere in the base path (/v1, /v4, /v1beta/openai): the server's
+# own prefix, so the path is /chat/completions, never a second /v1
+_VERSIONED = re.compile(r"/v\d+[a-z0-9]*(?:/|$)")
 _GLM_GO = re.compile(r"glm-5[-.p]?[23]")
 
 
@@ -258,7 +270,7 @@ def map_usage(u: dict[str, Any], *, openrouter: bool = False) -> Usage:
                 cd = u.get("cost_details")
                 up = cd.get("upstream_inference_cost") if isinstance(cd, dict) else None
                 ok = isinstance(up, int | float) and not isinstance(up, bool) and math.isfinite(up) and up >= 0
-                cost = cost + float(up) if ok else None
+                cost = cost + float(up) if ok and up is not None else None
     return Usage(
         input_tokens=_num(u.get("prompt_tokens")),
         cached_input_tokens=_num(cached),
@@ -316,6 +328,14 @@ def _content_text(content: Any) -> str:
     return str(content)
 
 
+def _answer_text(content: Any) -> str:
+    """A response's content: as ``_content_text``, but a number or an object is a malformed
+    answer (its meaning is not clear), never its repr."""
+    if content is None or isinstance(content, str | list):
+        return _content_text(content)
+    raise FrameError("'content'", content, "text or a list of text parts")
+
+
 # --------------------------------------------------------------------------- provider
 
 
@@ -339,12 +359,21 @@ class OpenAIChatProvider(WireProvider):
         replay_reasoning_details: bool | None = None,
         max_tokens_field: str = "max_tokens",
         max_tokens: int | None = None,
+        json_mode: str | None = None,
         **base: Any,
     ) -> None:
         """``base`` takes WireProvider's keywords: api_key, base_url, headers, timeout,
-        transport, instance_session_id, require_key, env_keys, effort."""
+        transport, instance_session_id, require_key, env_keys, effort.
+
+        ``json_mode`` is how ``json=`` is asked for: "schema" (``response_format`` json_schema,
+        OpenAI's own servers, the default for id "openai") or "object" (json_object plus the
+        schema as a trailing system message, which every compatible server takes)."""
         pid = id or "openai"
         super().__init__(model=model, id=pid, **base)
+        mode = json_mode or ("schema" if pid == "openai" else "object")
+        if mode not in ("schema", "object"):
+            raise ValueError(f"json_mode must be 'schema' or 'object', got {json_mode!r}")
+        self.json_mode = mode
         dialect = effort_dialect or (
             pid if pid in ("openrouter", "deepseek", "opencode-go") else "openai"
         )
@@ -400,6 +429,19 @@ class OpenAIChatProvider(WireProvider):
                 send_details=self.replay_reasoning_details,
             ),
         }
+        fmt = opts.json
+        if isinstance(fmt, JsonFormat):
+            carried = bool(tools) and opts.json_with_tools == "prompt"
+            enforced = not carried and self.json_mode == "schema" and fmt.schema is not None
+            if not carried:
+                body["response_format"] = (
+                    {"type": "json_schema", "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}}
+                    if enforced
+                    else {"type": "json_object"}
+                )
+            if not enforced:
+                # after the history, so the cached prefix survives a per-call schema
+                body["messages"].append({"role": "system", "content": fmt.prompt})
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -423,8 +465,9 @@ class OpenAIChatProvider(WireProvider):
         session = self.session_for(opts)
         if self.cache_key:
             body["prompt_cache_key"] = session
-        if opts.extra_body:
-            body.update(opts.extra_body)
+        if opts.service_tier is not None:
+            body["service_tier"] = opts.service_tier
+        body = merge_body(body, opts.extra_body)
         headers: dict[str, str] = {}
         if self._api_key:
             headers["authorization"] = f"Bearer {self._api_key}"
@@ -477,11 +520,13 @@ class OpenAIChatProvider(WireProvider):
                 if c is not None:
                     delta = c.get("delta")
                     if delta:
+                        if type(delta) is not dict:
+                            need(c, "delta", dict, "an object")
                         for k, v in delta.items():
                             if not v:
                                 continue
                             if k == "content":
-                                yield TextDelta(v if type(v) is str else _content_text(v))
+                                yield TextDelta(v if type(v) is str else _answer_text(v))
                             elif k == "reasoning_content" or k == "reasoning":
                                 if type(v) is str and not (k == "reasoning" and delta.get("reasoning_content")):
                                     yield ReasoningDelta(v)
@@ -509,8 +554,7 @@ class OpenAIChatProvider(WireProvider):
             if u and type(u) is dict:
                 yield UsageUpdate(map_usage(u, openrouter=openrouter))
         if not done and finish is None:
-            if ev is None:
-                raise ProviderError(pid, ErrorKind.OVERLOAD, f"{pid}: empty response body")
+            # (an empty body never gets here: the seam reports it, as overload, on every wire)
             raise ProviderError(pid, ErrorKind.NETWORK, f"{pid}: the stream ended before the turn did")
         if details:
             yield ReasoningDetailsDelta(details)
@@ -535,7 +579,7 @@ class OpenAIChatProvider(WireProvider):
         rd = msg.get("reasoning_details")
         if rd and isinstance(rd, list):
             yield ReasoningDetailsDelta(list(rd))
-        text = _content_text(msg.get("content"))
+        text = _answer_text(msg.get("content"))
         if text:
             yield TextDelta(text)
         for i, tc in enumerate(msg.get("tool_calls") or []):
@@ -655,15 +699,15 @@ def from_openai_messages(messages: Sequence[dict[str, Any]], tools: Sequence[dic
                 )
             )
         elif role == "tool":
-            cid = m.get("tool_call_id")
-            if not cid:
+            result_id = m.get("tool_call_id")
+            if not result_id:
                 raise ValueError(f"{where}: a tool message needs its tool_call_id")
             c = _import_parts(m.get("content"), where)
             images = None
             if isinstance(c, list):
                 images = [p for p in c if isinstance(p, ImagePart)] or None
                 c = "".join(p.text for p in c if isinstance(p, TextPart))
-            out.append(ToolMessage(cid, m.get("name") or names.get(cid, ""), c, images))
+            out.append(ToolMessage(result_id, m.get("name") or names.get(result_id, ""), c, images))
         elif role == "function":
             raise ValueError(f"{where}: legacy role 'function' has no call id; convert it to role 'tool'")
         else:
@@ -712,6 +756,13 @@ def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
     effort = _effort_from_body(body)
     if effort is not None:
         opts["effort"] = effort
+    if isinstance(body.get("service_tier"), str):
+        opts["service_tier"] = body["service_tier"]
+    rf = body.get("response_format")
+    if isinstance(rf, dict) and rf.get("type") == "json_schema" and isinstance(rf.get("json_schema"), dict):
+        opts["json"] = {"type": "json_schema", "json_schema": rf["json_schema"]}
+    elif isinstance(rf, dict) and rf.get("type") == "json_object":
+        opts["json"] = "object"
     return ImportedRequest(
         messages=from_openai_messages(body.get("messages") or []),
         tools=from_openai_tools(body.get("tools")),
@@ -721,7 +772,7 @@ def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
     )
 
 
-def replay_provider(url: str, body: dict[str, Any], transport: Any) -> OpenAIChatProvider:
+def replay_provider(url: str, body: dict[str, Any], transport: Any) -> WireProvider:
     """A provider aimed at the recorded endpoint, configured like the preset for its host."""
     from .factory import preset_for_host
 

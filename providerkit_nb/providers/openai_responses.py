@@ -44,6 +44,8 @@ from ..core.messages import (
     UserMessage,
     ensure_messages,
 )
+from ..core.rules import register_conversion
+from ..core.structured import JsonFormat
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -60,7 +62,8 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
-from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url
+from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
+from .guard import need  # a required part of a frame, named when it is missing or wrong
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -371,7 +374,7 @@ class _Call:
         self.parts = [seed] if seed else []
 
 
-def _tail(streamed: list[str], snapshot: Any) -> str:
+def _tail(streamed: Sequence[str], snapshot: Any) -> str:
     """What a ``.done`` snapshot adds to what was streamed (never a re-emission)."""
     if not isinstance(snapshot, str) or not snapshot:
         return ""
@@ -472,8 +475,20 @@ class ResponsesProvider(WireProvider):
             body["reasoning"] = _effort(model, effort)
         if self.cache_key:
             body["prompt_cache_key"] = session
-        if opts.extra_body:
-            body.update(opts.extra_body)
+        if opts.service_tier is not None:
+            body["service_tier"] = opts.service_tier
+        fmt = opts.json
+        if isinstance(fmt, JsonFormat):
+            if tools and opts.json_with_tools == "prompt":
+                # the schema rides after the history (the cached prefix survives it)
+                items.append({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": fmt.prompt}]})
+            elif fmt.schema is None:
+                body["text"] = {"format": {"type": "json_object"}}
+            else:
+                body["text"] = {
+                    "format": {"type": "json_schema", "name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}
+                }
+        body = merge_body(body, opts.extra_body)
         headers: dict[str, str] = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         if stream or chatgpt:
             headers["accept"] = "text/event-stream"
@@ -535,6 +550,8 @@ class ResponsesProvider(WireProvider):
         n_calls = 0
         a_iid: Any = None
         a_call: _Call | None = None
+        c: _Call | None  # the call a delta or snapshot belongs to
+        key: Any  # texts/thoughts key: (item id, content index) or (item id, "s"|"c", index)
         produced = False
         wall: ProviderError | None = None
         model: str | None = None
@@ -766,6 +783,8 @@ class ResponsesProvider(WireProvider):
             raise ProviderError(self.id, ErrorKind.OVERLOAD, f"{self.id}: the response was not a JSON object")
         if isinstance(data.get("error"), dict) and not data.get("output"):
             raise stream_error(self.id, data["error"], secrets=self.secrets)
+        if data.get("status") != "failed":
+            need(data, "output", list, "a list of items")  # a Response always has it (maybe empty)
         if data.get("status") == "failed":
             raise self._failed(data)
         if data.get("model"):
@@ -987,6 +1006,13 @@ def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
         opts["tool_choice"] = choice
     elif isinstance(choice, dict) and choice.get("name"):
         opts["tool_choice"] = {"name": choice["name"]}
+    if isinstance(body.get("service_tier"), str):
+        opts["service_tier"] = body["service_tier"]
+    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        opts["json"] = {"type": "json_schema", "json_schema": {k: fmt[k] for k in ("name", "schema", "strict") if k in fmt}}
+    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
+        opts["json"] = "object"
     return ImportedRequest(messages, tools, opts, body.get("model"), bool(body.get("stream", False)))
 
 
@@ -1004,3 +1030,7 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> Responses
         backend=backend,
         transport=transport,
     )
+
+
+# the offline validator (core.rules.openai_responses) checks a history exactly as this module sends it
+register_conversion("openai_responses", to_responses_input)

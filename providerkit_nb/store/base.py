@@ -15,15 +15,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import uuid
+import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from contextlib import AbstractContextManager
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
-from ..core.messages import Message, dump_message, message_from_dict
+from ..core.messages import Message, message_from_dict
 from ..core.turn import Turn
+from .call_marks import CallMark, decode_mark, encode_mark
+from .corrupt import LoadedMessages, SkippedRow, StoreCorruptWarning, check_on_corrupt, skipped_note
+from .jsonl import read_jsonl, write_records
+from .records import (
+    ConversationInfo,
+    ConversationMeta,
+    ImportResult,
+    LostTurn,
+    SavedMessage,
+    StoredMessage,
+    encode_message,
+    now_utc,
+)
 
 __all__ = [
     "Store",
@@ -33,6 +48,7 @@ __all__ = [
     "ConversationInfo",
     "ConversationMeta",
     "LostTurn",
+    "CallMark",
     "ImportResult",
     "StoreError",
     "NotAStoreError",
@@ -40,6 +56,8 @@ __all__ = [
     "StoreLockedError",
     "StoreReadOnlyError",
     "StoreVersionError",
+    "ConversationBusy",
+    "ends_unanswered",
     "encode_message",
     "now_utc",
 ]
@@ -72,169 +90,12 @@ class StoreVersionError(StoreError):
     """The store was written by a newer providerkit_nb than this one."""
 
 
-# --------------------------------------------------------------------------- records
+class ConversationBusy(StoreError):
+    """Another sender or resumer (this process or another) holds the conversation right now."""
 
-
-def now_utc() -> datetime:
-    return datetime.now(UTC)
-
-
-def _dt(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return datetime.fromisoformat(str(value))
-
-
-@dataclass(slots=True, frozen=True)
-class SavedMessage:
-    """What ``save`` returns once the row is durable.
-
-    ``duplicate_of`` is the seq of the most recent earlier row of the same conversation with the
-    same content hash (None when the content is new). The row is saved either way.
-    """
-
-    seq: int
-    hash: str
-    created_at: datetime
-    duplicate_of: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "hash": self.hash,
-            "created_at": self.created_at.isoformat(),
-            "duplicate_of": self.duplicate_of,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> SavedMessage:
-        return cls(d["seq"], d["hash"], _dt(d["created_at"]), d.get("duplicate_of"))
-
-
-@dataclass(slots=True, frozen=True)
-class StoredMessage:
-    """One stored row: ``json`` is the canonical text exactly as saved.
-
-    ``created_at`` is None only for rows read from a JSONL file that did not say when.
-    """
-
-    seq: int
-    hash: str
-    created_at: datetime | None
-    json: str
-
-    @property
-    def message(self) -> Message:
-        return message_from_dict(json.loads(self.json), self.seq - 1)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "hash": self.hash,
-            "created_at": self.created_at.isoformat() if self.created_at else None,
-            "message": json.loads(self.json),
-        }
-
-
-@dataclass(slots=True)
-class ConversationMeta:
-    """Per-conversation metadata. ``session_id`` is sent to the provider so a resumed
-    conversation keeps its prompt cache across restarts."""
-
-    session_id: str | None = None
-    title: str | None = None
-    model: str | None = None
-    tags: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id,
-            "title": self.title,
-            "model": self.model,
-            "tags": list(self.tags),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ConversationMeta:
-        extra = set(d) - {"session_id", "title", "model", "tags"}
-        if extra:
-            raise ValueError(f"conversation meta: unknown field(s) {sorted(extra)}")
-        return cls(d.get("session_id"), d.get("title"), d.get("model"), list(d.get("tags") or []))
-
-    @property
-    def is_empty(self) -> bool:
-        return not (self.session_id or self.title or self.model or self.tags)
-
-
-@dataclass(slots=True)
-class ConversationInfo:
-    """One line of ``conversations()``: counts and last update, plus the metadata."""
-
-    id: str
-    messages: int
-    updated_at: datetime | None
-    session_id: str | None = None
-    title: str | None = None
-    model: str | None = None
-    tags: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "messages": self.messages,
-            "updated_at": self.updated_at.isoformat() if self.updated_at else None,
-            "session_id": self.session_id,
-            "title": self.title,
-            "model": self.model,
-            "tags": list(self.tags),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ConversationInfo:
-        up = d.get("updated_at")
-        return cls(
-            d["id"], d["messages"], _dt(up) if up else None, d.get("session_id"),
-            d.get("title"), d.get("model"), list(d.get("tags") or []),
-        )
-
-
-@dataclass(slots=True)
-class LostTurn:
-    """A partial turn kept for inspection when a stream failed; never part of the history."""
-
-    id: int
-    conversation_id: str
-    turn: Turn
-    error: str
-    created_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "turn": self.turn.to_dict(),
-            "error": self.error,
-            "created_at": self.created_at.isoformat(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> LostTurn:
-        return cls(
-            d["id"], d["conversation_id"], Turn.from_dict(d["turn"]), d["error"], _dt(d["created_at"])
-        )
-
-
-@dataclass(slots=True)
-class ImportResult:
-    """Per conversation: rows added and rows already present (so a re-import adds 0)."""
-
-    added: dict[str, int] = field(default_factory=dict)
-    already_present: dict[str, int] = field(default_factory=dict)
-    torn_tail: bool = False
-
-    @property
-    def total_added(self) -> int:
-        return sum(self.added.values())
+    def __init__(self, message: str, conversation_id: str) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
 
 
 # --------------------------------------------------------------------------- protocol
@@ -245,7 +106,7 @@ class Store(Protocol):
     """What every store offers. ``save`` is durable when it returns."""
 
     def save(self, conversation_id: str, message: Message | dict) -> SavedMessage: ...
-    def load(self, conversation_id: str) -> list[Message]: ...
+    def load(self, conversation_id: str, *, on_corrupt: str = "raise") -> list[Message]: ...
     def records(self, conversation_id: str) -> list[StoredMessage]: ...
     def conversations(self) -> list[ConversationInfo]: ...
     def delete(self, conversation_id: str) -> int: ...
@@ -257,6 +118,10 @@ class Store(Protocol):
     def session_id(self, conversation_id: str) -> str: ...
     def save_lost_turn(self, conversation_id: str, partial: Turn, error: BaseException | str) -> int: ...
     def lost_turns(self, conversation_id: str) -> list[LostTurn]: ...
+    def mark_call(
+        self, conversation_id: str, call_id: str, state: str, detail: dict[str, Any] | None = None
+    ) -> None: ...
+    def call_marks(self, conversation_id: str) -> dict[str, CallMark]: ...
     def export_jsonl(self, target: str | Path | IO[str], ids: Iterable[str] | None = None) -> int: ...
     def import_jsonl(self, source: str | Path | IO[str]) -> ImportResult: ...
     def close(self) -> None: ...
@@ -266,20 +131,6 @@ class Store(Protocol):
 
 _META_FIELDS = ("session_id", "title", "model", "tags")
 _UNSET: Any = object()
-
-
-def encode_message(message: Message | dict) -> tuple[str, str]:
-    """(canonical JSON text, sha256 hex) of one message; a dict is validated first."""
-    if isinstance(message, dict):
-        message = message_from_dict(message)
-    try:
-        text = dump_message(message)
-    except AttributeError:
-        raise TypeError(
-            f"a store saves canonical messages (SystemMessage, UserMessage, AssistantMessage, "
-            f"ToolMessage or their dicts), got {type(message).__name__}"
-        ) from None
-    return text, hashlib.sha256(text.encode()).hexdigest()
 
 
 def _check_id(conversation_id: str) -> str:
@@ -318,22 +169,39 @@ class BaseStore:
         text, digest = encode_message(message)
         return self._append(_check_id(conversation_id), text, digest, None)
 
-    def load(self, conversation_id: str) -> list[Message]:
-        """The conversation's messages in save order ([] for an unknown id)."""
-        out: list[Message] = []
+    def load(self, conversation_id: str, *, on_corrupt: str = "raise") -> LoadedMessages:
+        """The conversation's messages in save order ([] for an unknown id).
+
+        A row that does not decode raises StoreCorruptError naming the store, the conversation
+        and the seq; ``on_corrupt="skip"`` loads the rest, warns, and lists the rows it left
+        out on the result's ``skipped``.
+        """
+        skip = check_on_corrupt(on_corrupt) == "skip"
+        out = LoadedMessages()
         for r in self.records(conversation_id):
-            out.append(self._decode(conversation_id, r))
+            try:
+                out.append(self._decode(conversation_id, r))
+            except StoreCorruptError as exc:
+                if not skip:
+                    raise
+                out.skipped.append(SkippedRow(repr(self), conversation_id, r.seq, str(exc.__cause__)))
+        if out.skipped:
+            warnings.warn(skipped_note(out.skipped), StoreCorruptWarning, stacklevel=2)
         return out
 
     def _decode(self, conversation_id: str, r: StoredMessage) -> Message:
         try:
-            if hashlib.sha256(r.json.encode()).hexdigest() != r.hash:
+            text = r.json
+            if not isinstance(text, str):
+                raise ValueError(f"its body is {type(text).__name__}, not text")
+            if hashlib.sha256(text.encode()).hexdigest() != r.hash:
                 raise ValueError("its content no longer matches its hash")
-            return message_from_dict(json.loads(r.json), r.seq - 1)
-        except ValueError as exc:
+            return message_from_dict(json.loads(text), r.seq - 1)
+        except (ValueError, RecursionError) as exc:  # MessageFormatError and UnicodeError too
             raise StoreCorruptError(
                 f"{self!r}: conversation {conversation_id!r} row seq={r.seq} does not decode as a "
-                f"canonical message ({exc}); export it with records() and fix it by hand"
+                f"canonical message ({exc}); load(..., on_corrupt='skip') loads the rest, and "
+                "records() shows the row to fix by hand"
             ) from exc
 
     def delete(self, conversation_id: str) -> int:
@@ -383,10 +251,40 @@ class BaseStore:
         return self._add_lost_turn(_check_id(conversation_id), body, _error_text(error))
 
     def lost_turns(self, conversation_id: str) -> list[LostTurn]:
-        return [
-            LostTurn(i, conversation_id, Turn.from_dict(json.loads(body)), err, at)
-            for i, body, err, at in self._lost_turns(_check_id(conversation_id))
-        ]
+        out = []
+        for i, body, err, at in self._lost_turns(_check_id(conversation_id)):
+            try:
+                turn = Turn.from_dict(json.loads(body))
+            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+                raise StoreCorruptError(
+                    f"{self!r}: conversation {conversation_id!r} lost turn {i} does not decode "
+                    f"({type(exc).__name__}: {str(exc)[:200]}); delete it or fix the row by hand"
+                ) from exc
+            out.append(LostTurn(i, conversation_id, turn, err, at))
+        return out
+
+    # ---- call marks
+
+    def mark_call(
+        self, conversation_id: str, call_id: str, state: str, detail: dict[str, Any] | None = None
+    ) -> None:
+        """Record the latest state of one call beside the history (see ``call_marks``): durable
+        when this returns; the messages are not touched."""
+        text = encode_mark(call_id, state, detail)
+        self._put_mark(_check_id(conversation_id), call_id, state, text)
+
+    def call_marks(self, conversation_id: str) -> dict[str, CallMark]:
+        """call id -> its latest mark, for the calls of this conversation that have one."""
+        marks: dict[str, CallMark] = {}
+        for call_id, state, detail, at in self._marks(_check_id(conversation_id)):
+            try:
+                marks[call_id] = decode_mark(call_id, state, detail, at)
+            except ValueError as exc:
+                raise StoreCorruptError(
+                    f"{self!r}: the mark of call {call_id!r} in conversation {conversation_id!r} "
+                    f"does not decode ({exc}); delete that row of the call marks to forget it"
+                ) from exc
+        return marks
 
     # ---- JSONL
 
@@ -394,8 +292,6 @@ class BaseStore:
         self, target: str | Path | IO[str], ids: Iterable[str] | None = None
     ) -> int:
         """Write conversations (all, or ``ids``) as canonical JSONL; returns lines written."""
-        from .jsonl import write_records
-
         chosen = [c.id for c in self.conversations()] if ids is None else list(ids)
         return write_records(
             target, ((cid, self.get_meta(cid), self.records(cid)) for cid in chosen)
@@ -408,8 +304,6 @@ class BaseStore:
         the same order) or the other way round; anything else is a conflict and raises before
         that conversation is touched.
         """
-        from .jsonl import read_jsonl
-
         data = read_jsonl(source)
         result = ImportResult(torn_tail=data.torn_tail)
         plans: list[tuple[str, list[StoredMessage]]] = []
@@ -435,6 +329,65 @@ class BaseStore:
             if fill:
                 self.set_meta(cid, **fill)
         return result
+
+    # ---- running: the per-conversation guard, and what is left to resume
+
+    def hold(self, conversation_id: str, *, wait: float = 0.0) -> AbstractContextManager[None]:
+        """Hold the conversation while the ``with`` body runs; a second holder (another thread
+        or process) gets ``ConversationBusy`` after ``wait`` seconds. See ``store/guard.py``."""
+        from . import guard
+
+        cid = _check_id(conversation_id)
+
+        def busy(waited: float) -> Exception:
+            how = f"after waiting {waited:g} s" if waited > 0 else "now"
+            return ConversationBusy(
+                f"{self!r}: conversation {cid!r} is being sent or resumed by another worker "
+                f"{how}; wait for it to finish (or pass a wait timeout) rather than run it twice",
+                cid,
+            )
+
+        return guard.hold(cid, lambda: self._claim(cid), lambda: self._unclaim(cid), busy, wait)
+
+    def _claim(self, cid: str) -> bool:
+        with _HELD_LOCK:
+            held: set[str] = self.__dict__.setdefault("_held_conversations", set())
+            if cid in held:
+                return False
+            held.add(cid)
+        try:
+            if self._lock_conversation(cid):
+                return True
+        except BaseException:
+            self._unclaim_local(cid)
+            raise
+        self._unclaim_local(cid)
+        return False
+
+    def _unclaim(self, cid: str) -> None:
+        try:
+            self._unlock_conversation(cid)
+        finally:
+            self._unclaim_local(cid)
+
+    def _unclaim_local(self, cid: str) -> None:
+        with _HELD_LOCK:
+            self.__dict__.get("_held_conversations", set()).discard(cid)
+
+    def _lock_conversation(self, conversation_id: str) -> bool:
+        """The store's cross-process lock (none for a store only one process can open)."""
+        return True
+
+    def _unlock_conversation(self, conversation_id: str) -> None:
+        return None
+
+    def unfinished(self) -> list[str]:
+        """Ids of the conversations whose stored history ends unanswered (a user message with no
+        answer, tool calls without results, results the model has not seen), read from the
+        history itself. Not crash detection: a conversation running right now is listed too."""
+        return sorted(
+            info.id for info in self.conversations() if ends_unanswered(self.load(info.id))
+        )
 
     # ---- lifecycle
 
@@ -479,8 +432,27 @@ class BaseStore:
     def _lost_turns(self, conversation_id: str) -> Sequence[tuple[int, str, str, datetime]]:
         raise NotImplementedError
 
+    def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
+        raise NotImplementedError
+
+    def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
+        raise NotImplementedError
+
     def close(self) -> None:
         self.closed = True
+
+
+_HELD_LOCK = threading.Lock()
+
+
+def ends_unanswered(messages: Sequence[Message]) -> bool:
+    """True when the last message that is not a system message still wants a model turn."""
+    from ..core.messages import AssistantMessage, SystemMessage
+
+    last = next((m for m in reversed(messages) if not isinstance(m, SystemMessage)), None)
+    if last is None:
+        return False
+    return not (isinstance(last, AssistantMessage) and not last.tool_calls)
 
 
 def merge_meta(current: ConversationMeta | None, changes: dict[str, Any]) -> ConversationMeta:

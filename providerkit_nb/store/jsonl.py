@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.messages import Message, message_from_dict
-from .base import ConversationMeta, StoredMessage, encode_message, now_utc
+from .records import ConversationMeta, StoredMessage, encode_message, now_utc
 
 __all__ = ["read_jsonl", "write_jsonl", "JsonlData", "write_records"]
 
@@ -220,6 +220,7 @@ def _take(out: JsonlData, obj: Any, n: int, name: str, default_id: str) -> None:
     where = f"{name}: line {n}"
     if not isinstance(obj, dict):
         raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    cid: Any  # a non-empty str once checked
     if "role" in obj:  # a bare canonical message
         cid, msg, created, stated = default_id, obj, None, None
     else:
@@ -251,4 +252,4 @@ def _take(out: JsonlData, obj: Any, n: int, name: str, default_id: str) -> None:
         )
     rows = out.conversations.setdefault(cid, [])
     at = datetime.fromisoformat(created) if isinstance(created, str) else None
-    rows.append(StoredMessage(len(rows) + 1, digest, at, text))  # type: ignore[arg-type]
+    rows.append(StoredMessage(len(rows) + 1, digest, at, text))

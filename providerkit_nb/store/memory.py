@@ -33,6 +33,7 @@ class MemoryStore(BaseStore):
         self._meta: dict[str, tuple[ConversationMeta, datetime]] = {}
         self._lost: dict[str, list[tuple[int, str, str, datetime]]] = {}
         self._lost_id = 0
+        self._call_marks: dict[str, dict[str, tuple[str, str, str, datetime]]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._rows)} conversations, not saved to disk)"
@@ -74,6 +75,7 @@ class MemoryStore(BaseStore):
             self._check_open()
             self._meta.pop(conversation_id, None)
             self._lost.pop(conversation_id, None)
+            self._call_marks.pop(conversation_id, None)
             self._last_by_hash.pop(conversation_id, None)
             return len(self._rows.pop(conversation_id, ()))
 
@@ -112,6 +114,18 @@ class MemoryStore(BaseStore):
         with self._lock:
             self._check_open()
             return list(self._lost.get(conversation_id, ()))
+
+    def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
+        with self._lock:
+            self._check_open()
+            marks = self._call_marks.setdefault(conversation_id, {})
+            marks.pop(call_id, None)  # re-inserted last: the order is the order of the latest marks
+            marks[call_id] = (call_id, state, detail, now_utc())
+
+    def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
+        with self._lock:
+            self._check_open()
+            return list(self._call_marks.get(conversation_id, {}).values())
 
     def close(self) -> None:
         self.closed = True

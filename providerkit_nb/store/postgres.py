@@ -65,6 +65,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX providerkit_lost_turns_by_conversation ON providerkit_lost_turns (conversation_id, id)",
     ),
+    (  # call marks: whether a call waits for a person's approval or has started (issue 17)
+        """CREATE TABLE IF NOT EXISTS providerkit_call_marks (
+            conversation_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}',
+            updated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (conversation_id, call_id)
+        )""",
+    ),
 )
 
 _INSERT = """
@@ -120,10 +130,11 @@ class PostgresStore(BaseStore):
                 "running and the DSN is right (scripts/pg-test-server.sh starts a local one)."
             ) from None
         try:
-            c = self._conn
-            c.execute("SET TIME ZONE 'UTC'")
-            c.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
-            self._migrate()
+            if not self._up_to_date(int(lock_timeout * 1000)):
+                c = self._conn
+                c.execute("SET TIME ZONE 'UTC'")
+                c.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
+                self._migrate()
         except BaseException:
             self._conn.close()
             raise
@@ -158,6 +169,25 @@ class PostgresStore(BaseStore):
                         yield cur
             except self._pg.Error as exc:
                 raise self._fail(exc, doing) from exc
+
+    def _up_to_date(self, lock_ms: int) -> bool:
+        """The session settings and the schema version check in one round trip: an open of an
+        up-to-date database costs the connection and this (the migration path takes five more
+        round trips under an advisory lock)."""
+        sql = self._pg.sql
+        parts = [sql.SQL("SET TIME ZONE 'UTC'"), sql.SQL("SET lock_timeout = {}").format(lock_ms)]
+        if self.schema is not None:
+            parts.append(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        parts.append(sql.SQL("SELECT max(version) FROM providerkit_schema"))
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql.SQL("; ").join(parts))  # one implicit transaction: all or none
+                while cur.nextset():
+                    pass
+                row = cur.fetchone()
+        except self._pg.Error:
+            return False  # no tables yet (or no schema): the migration path creates them
+        return row is not None and row[0] == len(MIGRATIONS)
 
     def _migrate(self) -> None:
         sql = self._pg.sql
@@ -243,6 +273,7 @@ class PostgresStore(BaseStore):
             n = cur.rowcount
             cur.execute("DELETE FROM providerkit_conversations WHERE id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_lost_turns WHERE conversation_id = %s", (conversation_id,))
+            cur.execute("DELETE FROM providerkit_call_marks WHERE conversation_id = %s", (conversation_id,))
         return n
 
     _META_SQL = "SELECT session_id, title, model, tags FROM providerkit_conversations WHERE id = %s"
@@ -300,6 +331,61 @@ class PostgresStore(BaseStore):
                 (conversation_id,),
             )
             return [(int(i), t, e, at) for i, t, e, at in cur.fetchall()]
+
+    def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
+        with self._cursor("mark a tool call") as cur:
+            cur.execute(
+                "INSERT INTO providerkit_call_marks (conversation_id, call_id, state, detail, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
+                "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at",
+                (conversation_id, call_id, state, detail, now_utc()),
+            )
+
+    def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
+        with self._cursor("read call marks") as cur:
+            cur.execute(
+                "SELECT call_id, state, detail, updated_at FROM providerkit_call_marks "
+                "WHERE conversation_id = %s ORDER BY updated_at, call_id",
+                (conversation_id,),
+            )
+            return [(i, s, d, at) for i, s, d, at in cur.fetchall()]
+
+    # ---- the per-conversation guard: a session advisory lock, gone when the process dies
+
+    def _lock_conversation(self, conversation_id: str) -> bool:
+        from .guard import conversation_key
+
+        key = conversation_key(conversation_id, self.schema or "")
+        with self._cursor("lock a conversation") as cur:
+            cur.execute("SELECT pg_try_advisory_lock(%s::bigint)", (key,))
+            return bool(cur.fetchone()[0])
+
+    def _unlock_conversation(self, conversation_id: str) -> None:
+        from .guard import conversation_key
+
+        key = conversation_key(conversation_id, self.schema or "")
+        if self.closed or self._conn.closed:
+            return  # the session is gone, and its locks with it
+        with self._cursor("unlock a conversation") as cur:
+            cur.execute("SELECT pg_advisory_unlock(%s::bigint)", (key,))
+
+    def unfinished(self) -> list[str]:
+        """As ``BaseStore.unfinished``, reading only each conversation's last row (one query)."""
+        from .base import ends_unanswered
+
+        with self._cursor("list unfinished conversations") as cur:
+            cur.execute(
+                "SELECT DISTINCT ON (conversation_id) conversation_id, seq, hash, created_at, body "
+                "FROM providerkit_messages ORDER BY conversation_id, seq DESC"
+            )
+            rows = cur.fetchall()
+        out = []
+        for cid, seq, digest, at, body in rows:
+            last = self._decode(cid, StoredMessage(seq, digest, at, body))
+            history = [last] if last.role != "system" else self.load(cid)
+            if ends_unanswered(history):
+                out.append(cid)
+        return sorted(out)
 
     def close(self) -> None:
         with self._lock:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -83,21 +84,52 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX lost_turns_by_conversation ON lost_turns (conversation_id, id)",
     ),
+    (  # call marks: whether a call waits for a person's approval or has started (issue 17)
+        """CREATE TABLE IF NOT EXISTS call_marks (
+            conversation_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '{}',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (conversation_id, call_id)
+        )""",
+    ),
+    (  # duplicates are found from each store object's hash map, not from an index (issue 18)
+        "DROP INDEX IF EXISTS messages_by_hash",
+    ),
 )
 
 
 # One autocommit statement. An INSERT takes SQLite's write lock when it starts (waiting through
 # the busy timeout, exactly like BEGIN IMMEDIATE), so max(seq) is read under that lock and the
-# new seq can never be taken twice, even by another process. duplicate_of is kept on the row.
+# new seq can never be taken twice, even by another process. duplicate_of (kept on the row)
+# comes from the store object's hash map of the conversation (see ``_append``): no index on the
+# hash to update on every save, and no lookup in the statement.
+#
+# The usual save knows the seq already (the last one it saw + 1) and only has SQLite confirm it
+# under the write lock: the row before it must exist (else seq is NULL and the NOT NULL
+# constraint refuses the row) and the seq must be free (else the UNIQUE key refuses it). A
+# refused save wrote nothing; it reads the conversation again and uses _INSERT. This spares the
+# RETURNING (about a fifth of the statement's time). The map can be wrong in one case only:
+# another connection deleted the conversation and wrote exactly as many rows again since this
+# object last looked; duplicate_of is a hint for a viewer, never a reason to drop a row.
+_INSERT_NEXT = """
+INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
+VALUES (
+    ?1,
+    CASE WHEN ?2 = 1 OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND seq = ?2 - 1)
+         THEN ?2 END,
+    ?3, ?4, ?5, ?6
+)
+"""
 _INSERT = """
 INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
 VALUES (
     ?1,
     coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
-    ?2, ?3, ?4,
-    (SELECT seq FROM messages WHERE conversation_id = ?1 AND hash = ?3 ORDER BY seq DESC LIMIT 1)
+    ?2, ?3, ?4, ?5
 )
-RETURNING seq, duplicate_of
+RETURNING seq
 """
 # (ORDER BY ... LIMIT 1 rather than max(): SQLite answers it from the end of the index in
 # O(log n), where max() with a WHERE clause scans the whole conversation.)
@@ -129,8 +161,8 @@ def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
         import glob
         import urllib.request
 
-        from ipykernel.connect import get_connection_file  # type: ignore[import-not-found]
-        from jupyter_core.paths import jupyter_runtime_dir  # type: ignore[import-not-found]
+        from ipykernel.connect import get_connection_file
+        from jupyter_core.paths import jupyter_runtime_dir
 
         kernel_id = Path(get_connection_file()).stem.removeprefix("kernel-")
         for info_file in sorted(glob.glob(os.path.join(jupyter_runtime_dir(), "jpserver-*.json"))):
@@ -195,6 +227,8 @@ class NotebookStore(BaseStore):
         self.synchronous = sync
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
+        # conversation id -> (last seq seen, hash -> latest seq): duplicate detection off the hot path
+        self._seen: dict[str, tuple[int, dict[str, int]]] = {}
         self._conn = self._open()
 
     def __repr__(self) -> str:
@@ -208,16 +242,23 @@ class NotebookStore(BaseStore):
 
     def _open(self) -> sqlite3.Connection:
         p = self.path
-        if p.is_dir():
+        try:
+            st: os.stat_result | None = os.stat(p)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
             raise self._fail(NotAStoreError, "is a directory", "Pass a file path such as "
                              f"{str(p / DEFAULT_NAME)!r}.")
-        if not p.parent.is_dir():
+        if st is None and not p.parent.is_dir():
             raise self._fail(StoreError, "its folder does not exist", "Create the folder or pass "
                              "another path.")
-        exists = p.exists() and p.stat().st_size > 0
+        exists = st is not None and st.st_size > 0
+        wal = False
         if exists:
             with open(p, "rb") as f:
-                head = f.read(len(SQLITE_MAGIC))
+                header = f.read(20)
+            head = header[: len(SQLITE_MAGIC)]
+            wal = header[18:20] == b"\x02\x02"  # the file format versions of a WAL database
             if head != SQLITE_MAGIC:
                 raise self._fail(
                     NotAStoreError,
@@ -232,10 +273,11 @@ class NotebookStore(BaseStore):
         except sqlite3.Error as exc:
             raise self._translate(exc, "open") from exc
         try:
-            self._check_identity(conn, exists)
-            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            version = self._check_identity(conn, exists)
+            if not wal:  # WAL mode is kept in the file; setting it again costs a lock and a read
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            self._migrate(conn)
+            self._migrate(conn, version)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error):
@@ -243,10 +285,11 @@ class NotebookStore(BaseStore):
             raise
         return conn
 
-    def _check_identity(self, conn: sqlite3.Connection, exists: bool) -> None:
-        """Refuse another application's database or a newer store before writing anything."""
+    def _check_identity(self, conn: sqlite3.Connection, exists: bool) -> int:
+        """Refuse another application's database or a newer store before writing anything;
+        returns the schema version read."""
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if app_id == APPLICATION_ID:
             if version > len(MIGRATIONS):
                 raise self._fail(
@@ -255,7 +298,7 @@ class NotebookStore(BaseStore):
                     f"to {len(MIGRATIONS)})",
                     "It was not changed. Upgrade providerkit_nb to open it.",
                 )
-            return
+            return version
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master LIMIT 6")]
         if app_id != 0 or version != 0 or tables:
             listed = ", ".join(tables[:5]) or "none"
@@ -266,9 +309,13 @@ class NotebookStore(BaseStore):
                 "It was not changed. Pass another path for the store, e.g. "
                 f"NotebookStore({str(self.path.with_name(self.path.stem + SUFFIX))!r}).",
             )
+        return version
 
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+    def _migrate(self, conn: sqlite3.Connection, version: int | None = None) -> None:
+        """Bring the schema up to date (``version``: the one just read, if any)."""
+        if version is None:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version == len(MIGRATIONS):
             return
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -357,12 +404,42 @@ class NotebookStore(BaseStore):
         with self._lock:  # inlined rather than _read(): this is the hot path
             self._check_open()
             try:
-                seq, dup = self._conn.execute(
-                    _INSERT, (conversation_id, _ts(at), digest, text)
-                ).fetchone()
+                seen = self._seen.get(conversation_id)
+                if seen is None:  # first save to it from this object: one read of its hashes
+                    seen = self._seen[conversation_id] = self._hashes(conversation_id)
+                last, hashes = seen
+                dup = hashes.get(digest)
+                seq = last + 1
+                try:
+                    self._conn.execute(_INSERT_NEXT, (conversation_id, seq, _ts(at), digest, text, dup))
+                except sqlite3.IntegrityError:
+                    # Another connection wrote to (or deleted) this conversation since we last
+                    # looked: take the next seq under the write lock, read the hashes again and
+                    # correct the row's duplicate_of if that changes the answer.
+                    seq = self._conn.execute(
+                        _INSERT, (conversation_id, _ts(at), digest, text, dup)
+                    ).fetchone()[0]
+                    last, hashes = self._hashes(conversation_id, before=seq)
+                    if hashes.get(digest) != dup:
+                        dup = hashes.get(digest)
+                        self._conn.execute(
+                            "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
+                            (dup, conversation_id, seq),
+                        )
             except sqlite3.Error as exc:
+                self._seen.pop(conversation_id, None)
                 raise self._translate(exc, "save a message") from exc
+            hashes[digest] = seq
+            self._seen[conversation_id] = (seq, hashes)
         return SavedMessage(seq, digest, at, dup)
+
+    def _hashes(self, conversation_id: str, before: int | None = None) -> tuple[int, dict[str, int]]:
+        """(last seq, hash -> latest seq) of the conversation's rows (those before ``before``)."""
+        rows = self._conn.execute(
+            "SELECT seq, hash FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq",
+            (conversation_id, 2**62 if before is None else before),
+        ).fetchall()
+        return (rows[-1][0] if rows else 0), {h: s for s, h in rows}
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._read("load a conversation") as c:
@@ -371,6 +448,8 @@ class NotebookStore(BaseStore):
                 "ORDER BY seq",
                 (conversation_id,),
             ).fetchall()
+            # the hashes came with the rows: the next save here needs no read of its own
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows})
         parse = datetime.fromisoformat
         return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
 
@@ -396,9 +475,11 @@ class NotebookStore(BaseStore):
 
     def _delete(self, conversation_id: str) -> int:
         with self._write("delete a conversation") as c:
+            self._seen.pop(conversation_id, None)
             n = c.execute("DELETE FROM messages WHERE conversation_id = ?", (conversation_id,)).rowcount
             c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
             c.execute("DELETE FROM lost_turns WHERE conversation_id = ?", (conversation_id,))
+            c.execute("DELETE FROM call_marks WHERE conversation_id = ?", (conversation_id,))
         return n
 
     @staticmethod
@@ -453,6 +534,24 @@ class NotebookStore(BaseStore):
             ).fetchall()
         return [(i, t, e, datetime.fromisoformat(at)) for i, t, e, at in rows]
 
+    def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
+        with self._read("mark a tool call") as c:  # one autocommit statement
+            c.execute(
+                "INSERT INTO call_marks (conversation_id, call_id, state, detail, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
+                "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at",
+                (conversation_id, call_id, state, detail, _ts(now_utc())),
+            )
+
+    def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
+        with self._read("read call marks") as c:
+            rows = c.execute(
+                "SELECT call_id, state, detail, updated_at FROM call_marks WHERE conversation_id = ? "
+                "ORDER BY updated_at, call_id",
+                (conversation_id,),
+            ).fetchall()
+        return [(i, s, d, datetime.fromisoformat(at)) for i, s, d, at in rows]
+
     # ---- maintenance
 
     def check(self) -> list[str]:
@@ -465,8 +564,34 @@ class NotebookStore(BaseStore):
         with self._read("read the schema version") as c:
             return int(c.execute("PRAGMA user_version").fetchone()[0])
 
+    # ---- the per-conversation guard: an OS file lock beside the store file
+
+    def _lock_conversation(self, conversation_id: str) -> bool:
+        from .guard import FileLocks
+
+        self._check_open()
+        with self._lock:
+            locks = self.__dict__.get("_file_locks")
+            if locks is None:
+                locks = self.__dict__["_file_locks"] = FileLocks(self.path)
+        try:
+            return locks.try_lock(conversation_id)
+        except OSError as exc:
+            raise self._fail(
+                StoreReadOnlyError, f"cannot lock conversation {conversation_id!r} in {locks.path} "
+                f"({exc.strerror})", "The guard needs to create that file beside the store; make "
+                "the folder writable.") from exc
+
+    def _unlock_conversation(self, conversation_id: str) -> None:
+        locks = self.__dict__.get("_file_locks")
+        if locks is not None:
+            locks.unlock(conversation_id)
+
     def close(self) -> None:
         with self._lock:
             if not self.closed:
                 self.closed = True
                 self._conn.close()
+            locks = self.__dict__.pop("_file_locks", None)
+            if locks is not None:
+                locks.close()

@@ -11,7 +11,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError
+from ..core.messages import message_from_dict
+from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError, TranscriptNotFound
 
 __all__ = [
     "FORMATS",
@@ -20,6 +21,7 @@ __all__ = [
     "Source",
     "Transcript",
     "TranscriptError",
+    "TranscriptNotFound",
     "detect",
     "load",
     "format_module",
@@ -47,30 +49,90 @@ FORMATS: dict[str, str] = {
 }
 
 
+class FormatUnavailable(TranscriptError):
+    """A format is registered but its module is not there (not written yet, or not installed)."""
+
+
 def format_module(name: str) -> ModuleType:
+    """The module that reads format ``name``."""
     if name not in FORMATS:
         raise TranscriptError(f"unknown transcript format {name!r}; known: {', '.join(FORMATS)}")
-    return importlib.import_module(FORMATS[name], __name__)
+    full = f"{__name__}{FORMATS[name]}"
+    try:
+        return importlib.import_module(full)
+    except ModuleNotFoundError as exc:
+        if exc.name != full:
+            raise
+        raise FormatUnavailable(f"transcript format {name!r} is not available in this version") from exc
 
 
 def detect(source: Any) -> str:
     """The name of the first format that recognises the source; TranscriptError listing the
     formats tried when none does."""
     src = source if isinstance(source, Source) else Source(source)
-    if src.path is not None and not src.path.exists():
-        raise TranscriptError(f"{src.name}: no such file")
+    _check_readable(src)
+    tried: list[str] = []
     for name in FORMATS:
-        if format_module(name).detect(src, name):
+        try:
+            module = format_module(name)
+        except FormatUnavailable:
+            continue
+        tried.append(name)
+        if module.detect(src, name):
             return name
+    hint = ""
+    if src.json() is not None:
+        from .provider_dialects import detect_format
+
+        try:
+            detect_format(src.json())
+        except ValueError as exc:
+            hint = f" ({exc})"
     raise TranscriptError(
-        f"{src.name}: not a transcript of any known format (tried {', '.join(FORMATS)}); "
+        f"{src.name}: not a transcript of any known format{hint}; tried {', '.join(tried)}; "
         "pass format=... if you know it"
     )
+
+
+def _check_readable(src: Source) -> None:
+    if src.path is None:
+        return
+    if not src.path.exists():
+        raise TranscriptNotFound(f"{src.name}: no such transcript file")
+    if not src.path.is_file():
+        raise TranscriptError(f"{src.name}: not a file")
+    try:
+        src.head()
+    except OSError as exc:
+        raise TranscriptError(f"{src.name}: cannot read ({exc.strerror or exc})") from exc
 
 
 def load(source: Any, *, format: str | None = None, thread: str | None = None) -> Transcript:
     """Load a transcript read-only; ``thread`` picks one of a source that holds several
     (without it such a source raises ``MultipleThreads`` listing them)."""
     src = source if isinstance(source, Source) else Source(source)
+    if format is not None:
+        _check_readable(src)
     name = format or detect(src)
-    return format_module(name).load(src, name, thread=thread)
+    module = format_module(name)
+    try:
+        t: Transcript = module.load(src, name, thread=thread)
+    except TranscriptError:
+        raise
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        # a damaged file that slipped past the format's own checks: still this library's error
+        raise TranscriptError(
+            f"{src.name}: cannot be read as {name} ({type(exc).__name__}: {exc}); is it damaged?"
+        ) from exc
+    _check_messages(t)
+    return t
+
+
+def _check_messages(t: Transcript) -> None:
+    """Every message a format produced must be a well-typed canonical message (a field of the
+    wrong type in the source is refused here, naming the message, not deep in a later view)."""
+    for i, m in enumerate(t.messages):
+        try:
+            message_from_dict(m.to_dict(), i)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise TranscriptError(f"{t.source}: as {t.format}, {exc}; is the file damaged?") from exc

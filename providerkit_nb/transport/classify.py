@@ -224,7 +224,7 @@ def error_message_of(body: str) -> str | None:
     """The human sentence inside a JSON error body, if there is one."""
     try:
         data = json.loads(body)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
     obj = _find_error_obj(data)
     if obj is None:
@@ -507,7 +507,7 @@ def retry_after_from_body(body: str, now: float | None = None) -> tuple[float | 
     now = time.time() if now is None else now
     try:
         data = json.loads(body)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         data = None
     for obj in (data.get("error") if isinstance(data, dict) else None, data):
         if not isinstance(obj, dict):
@@ -569,9 +569,9 @@ def _header_windows(headers: Mapping[str, str], now: float) -> tuple[float | Non
         reset = at if at is not None else (now + after if after is not None else None)
         if reset is None or reset <= now:
             continue
-        window = _window_name(minutes * 60) if minutes else _window_name(reset - now)
+        slot_window = _window_name(minutes * 60) if minutes else _window_name(reset - now)
         if best is None or pct / 100 > best[0]:
-            best = (pct / 100, reset, window or "5h")
+            best = (pct / 100, reset, slot_window or "5h")
     if best is None:
         return None, None
     return best[1], best[2]
@@ -657,7 +657,7 @@ def http_error(
     code = None
     try:
         code = _code_of(_find_error_obj(json.loads(body))) if title is None and body else None
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         code = None
     retry_after, reset_at, window = rate_limit_info(headers, body, now)
     if kind not in (ErrorKind.RATE, ErrorKind.QUOTA):
@@ -692,9 +692,13 @@ def stream_error(
         raw = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         try:
             payload = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested beyond reading
             payload = {"message": raw}
-    text = scrub(json.dumps(payload, ensure_ascii=False, default=str), secrets)
+    try:
+        text = scrub(json.dumps(payload, ensure_ascii=False, default=str), secrets)
+    except (ValueError, RecursionError):
+        payload = {"message": "an error frame nested too deeply to read"}
+        text = scrub(json.dumps(payload, ensure_ascii=False), secrets)
     obj = _find_error_obj(payload)
     status = _status_in(obj)
     code = _code_of(obj)

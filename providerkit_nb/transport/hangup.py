@@ -142,7 +142,7 @@ def tracking_httpx_transport(**kwargs: Any) -> Any:
     transport = httpx.HTTPTransport(**kwargs)
     pool = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
-    if backend is not None:  # else: no pre-header hang-up, the response's own abort still works
+    if pool is not None and backend is not None:  # else: no pre-header hang-up, the response's own abort still works
         pool._network_backend = TrackingBackend(backend)
     return transport
 

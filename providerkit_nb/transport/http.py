@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..core.errors import ErrorKind, ProviderError
+from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from .hangup import Hangup, bound, tracking_httpx_transport, tracking_requests_session
 
 __all__ = [
@@ -94,8 +94,17 @@ def _shutdown(sock: Any) -> None:
         pass
 
 
+_UNDECODABLE = frozenset({"DecodingError", "DecodeError", "ContentDecodingError"})
+
+
 def _transport_error(provider: str, request: Request, exc: BaseException) -> ProviderError:
     from .classify import is_transport_failure
+
+    if {c.__name__ for c in type(exc).__mro__} & _UNDECODABLE:  # a gzip/deflate body that is damaged
+        return ProviderError(
+            provider, MALFORMED_KIND, f"{provider}: the response body could not be decompressed ({exc})",
+            code=MALFORMED_CODE, cause=exc,
+        )
 
     kind = is_transport_failure(exc) or ErrorKind.NETWORK
     what = "timed out" if kind is ErrorKind.TIMEOUT else "no response"
@@ -123,7 +132,7 @@ class _HttpxResponse:
 
         try:
             yield from self._r.iter_bytes()
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             raise _transport_error(self._provider, self._request, exc) from exc
         except httpx.StreamClosed as exc:
             raise _transport_error(self._provider, self._request, exc) from exc
@@ -173,7 +182,7 @@ class HttpxSender:
             )
             with bound(request.hangup):
                 r = self.client.send(req, stream=True)
-        except httpx.TransportError as exc:
+        except (httpx.TransportError, httpx.DecodingError) as exc:
             raise _transport_error(provider, request, exc) from exc
         return _HttpxResponse(r, provider, request)
 

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import ErrorKind, ProviderError
+from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 
-__all__ = ["SSEEvent", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
+__all__ = ["SSEEvent", "StreamPosition", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def loads_data(data: str) -> Any:
@@ -77,7 +77,21 @@ def _slow_frame(frame: str, provider: str) -> SSEEvent | None:
     return None
 
 
-def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEEvent]:
+class StreamPosition:
+    """How far a reader got: the number of the event handed out last (1-based), that event, and
+    whether the bytes ended cleanly. Error messages name the event from it."""
+
+    __slots__ = ("n", "event", "done")
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.event: SSEEvent | None = None
+        self.done = False
+
+
+def iter_sse(
+    chunks: Iterable[bytes], provider: str = "stream", pos: StreamPosition | None = None
+) -> Iterator[SSEEvent]:
     """Yield one SSEEvent per dispatched frame of a byte stream.
 
     Reads are decoded incrementally and normalised to LF (a CR that ends one read and the LF
@@ -85,6 +99,8 @@ def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEE
     that is a single ``data: ...`` line (nearly all of them) takes a fast path; anything else
     is read line by line.
     """
+    if pos is None:
+        pos = StreamPosition()
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode
     parts: list[str] = []  # the unfinished last frame, as read (joined only once it ends)
     size = 0
@@ -128,41 +144,76 @@ def iter_sse(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[SSEE
         parts = [rest] if rest else []
         for frame in text[:cut].split("\n\n"):
             if frame[:6] == "data: " and "\n" not in frame:
-                yield Event(None, frame[6:])
+                ev = Event(None, frame[6:])
+                pos.n += 1
+                pos.event = ev
+                yield ev
             elif (
                 frame[:6] == "event:"
                 and (nl := frame.find("\n")) > 0
                 and frame[nl + 1 : nl + 7] == "data: "
                 and frame.find("\n", nl + 1) < 0
             ):  # "event: name" + one data line (Anthropic, Responses): _slow_frame's result
-                yield Event(frame[6:nl].strip(), frame[nl + 7 :])
+                ev = Event(frame[6:nl].strip(), frame[nl + 7 :])
+                pos.n += 1
+                pos.event = ev
+                yield ev
             elif frame:
                 if len(frame) > MAX_FRAME_BYTES:
                     raise _too_big(provider)
-                ev = _slow_frame(frame, provider)
-                if ev is not None:
-                    yield ev
+                slow = _slow_frame(frame, provider)
+                if slow is not None:
+                    pos.n += 1
+                    pos.event = slow
+                    yield slow
 
     pending = "".join(parts)
     tail = decode(b"", True)
     if tail:
         pending += tail.replace("\r\n", "\n").replace("\r", "\n")
     for frame in pending.split("\n\n") if pending else ():
-        ev = _slow_frame(frame, provider)
-        if ev is not None:
-            yield ev
+        last = _slow_frame(frame, provider)
+        if last is not None:
+            pos.n += 1
+            pos.event = last
+            yield last
+    pos.done = True
 
 
 def iter_json_array(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[Any]:
-    """Elements of a body that is one JSON array (Gemini's stream without ``alt=sse``)."""
+    """Elements of a body that is one JSON array (Gemini's stream without ``alt=sse``).
+
+    A body cut short is a cut stream (``network``); a body that is empty, not UTF-8, or not
+    JSON before its end is a malformed response (``MALFORMED_KIND``).
+    """
     body = b"".join(chunks)
+    text = body.decode("utf-8", "replace")
+    if not text.strip():
+        raise ProviderError(
+            provider, MALFORMED_KIND, f"{provider} stream: the response body was empty (an empty 200)",
+            code=MALFORMED_CODE,
+        )
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ProviderError(
-            provider, ErrorKind.NETWORK, f"{provider}: the JSON stream ended before the turn did ({exc})"
-        ) from exc
+        if exc.pos >= len(exc.doc.rstrip()):  # it stopped where the bytes stopped: a cut
+            raise ProviderError(
+                provider, ErrorKind.NETWORK, f"{provider}: the JSON stream ended before the turn did ({exc})"
+            ) from exc
+        raise _not_json(provider, f"not JSON ({exc})", text) from exc
+    except (ValueError, RecursionError) as exc:  # not UTF-8, or nested beyond reading
+        raise _not_json(provider, f"not readable JSON ({exc})", text) from exc
     if isinstance(data, list):
         yield from data
     else:
         yield data
+
+
+def _not_json(provider: str, why: str, text: str) -> ProviderError:
+    from .classify import scrub  # a key-shaped string in a body never reaches a message
+
+    head = scrub(" ".join(text[:200].split()))[:120]
+    return ProviderError(
+        provider, MALFORMED_KIND, f"{provider} stream: the JSON-array body is {why}; it begins: {head}",
+        code=MALFORMED_CODE, body=scrub(text[:2000]),
+    )

@@ -11,7 +11,7 @@ its slot that way).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from ..core.turn import (
     Chunk,
@@ -51,7 +51,8 @@ class RelayStream(ChunkStream):
     def __init__(self, body: Callable[[RelayStream], Iterator[Chunk]], provider: str = "") -> None:
         self.inner: ChunkStream | None = None
         self.info: dict[str, Any] = {}  # facts for the views: gate wait, attempts, key used
-        super().__init__(body, provider)
+        # ChunkStream calls body with this very stream, which is a RelayStream
+        super().__init__(cast(Callable[[ChunkStream], Iterator[Chunk]], body), provider)
         self.on_close(self._close_inner)  # first hook: hang up before anything is released
 
     def _close_inner(self) -> None:
@@ -78,7 +79,7 @@ class RelayStream(ChunkStream):
             inner.abort()
 
     # Transport facts pass through; the base class's own assignments are ignored.
-    @property  # type: ignore[override]
+    @property
     def response(self) -> Any:
         inner = self.inner
         return inner.response if inner is not None else None
@@ -87,7 +88,7 @@ class RelayStream(ChunkStream):
     def response(self, value: Any) -> None:
         pass
 
-    @property  # type: ignore[override]
+    @property
     def opened_at(self) -> float | None:
         inner = self.inner
         return inner.opened_at if inner is not None else None
@@ -96,7 +97,7 @@ class RelayStream(ChunkStream):
     def opened_at(self, value: float | None) -> None:
         pass
 
-    @property  # type: ignore[override]
+    @property
     def first_byte_at(self) -> float | None:
         inner = self.inner
         return inner.first_byte_at if inner is not None else None
@@ -105,7 +106,7 @@ class RelayStream(ChunkStream):
     def first_byte_at(self, value: float | None) -> None:
         pass
 
-    @property  # type: ignore[override]
+    @property
     def last_byte_at(self) -> float | None:
         inner = self.inner
         return inner.last_byte_at if inner is not None else None
@@ -126,16 +127,16 @@ class Wrapper(Provider):
             )
         self.inner = inner
 
-    @property  # type: ignore[override]
-    def id(self) -> str:
+    @property
+    def id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self.inner.id
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self.inner.model
 
-    @property  # type: ignore[override]
-    def instance_session_id(self) -> str:
+    @property
+    def instance_session_id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self.inner.instance_session_id
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
@@ -21,7 +21,7 @@ from ..core.turn import Chunk, Turn
 from ..providers.base import CallOptions, ChunkStream, Provider
 from ._base import RelayStream, Wrapper
 
-__all__ = ["Gate", "Slot", "create_gate", "with_gate", "GatedProvider"]
+__all__ = ["Gate", "GateLike", "Slot", "create_gate", "with_gate", "GatedProvider"]
 
 _RECENT = 256  # waits kept for the views
 
@@ -245,6 +245,16 @@ class Gate:
         return f"<Gate{label} {self._in_use}/{self._limit} in use, {len(self._waiters)} queued>"
 
 
+@runtime_checkable
+class GateLike(Protocol):
+    """What ``with_gate`` needs: the in-process ``Gate`` and the shared ``PostgresGate``."""
+
+    name: str
+
+    def slot(self) -> Any: ...
+    def status(self) -> dict[str, Any]: ...
+
+
 def create_gate(n: int, name: str = "") -> Gate:
     """One gate per connection, kept for the life of the process."""
     return Gate(n, name)
@@ -253,10 +263,13 @@ def create_gate(n: int, name: str = "") -> Gate:
 class GatedProvider(Wrapper):
     """Takes a slot when the stream is first read; gives it back when the stream ends in any way."""
 
-    def __init__(self, inner: Provider, gate: Gate) -> None:
+    def __init__(self, inner: Provider, gate: GateLike) -> None:
         super().__init__(inner)
-        if not isinstance(gate, Gate):
-            raise TypeError(f"with_gate needs a Gate from pk.create_gate(n); got {type(gate).__name__}")
+        if not isinstance(gate, GateLike):
+            raise TypeError(
+                "with_gate needs a Gate from pk.create_gate(n) or a pk.PostgresGate; got "
+                f"{type(gate).__name__}"
+            )
         self.gate = gate
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
@@ -280,6 +293,6 @@ class GatedProvider(Wrapper):
             return self.inner.complete(messages, tools, **options)
 
 
-def with_gate(provider: Provider, gate: Gate) -> Provider:
+def with_gate(provider: Provider, gate: GateLike) -> Provider:
     """Cap the calls in flight on ``gate``'s connection; put it outside ``with_watchdog``."""
     return GatedProvider(provider, gate)

@@ -99,16 +99,16 @@ class KeyPoolProvider(Provider):
 
     # identity ----------------------------------------------------------------------
 
-    @property  # type: ignore[override]
-    def id(self) -> str:
+    @property
+    def id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._id
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._model
 
-    @property  # type: ignore[override]
-    def instance_session_id(self) -> str:
+    @property
+    def instance_session_id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._instance_session_id
 
     @property

@@ -122,7 +122,9 @@ class RetryProvider(Wrapper):
     def _make_retrying(self) -> tenacity.Retrying:
         def wait(state: tenacity.RetryCallState) -> float:
             assert state.outcome is not None
-            return self.delay(state.outcome.exception(), state.attempt_number)
+            error = state.outcome.exception()
+            assert error is not None  # tenacity waits only after an attempt that raised
+            return self.delay(error, state.attempt_number)
 
         def before_sleep(state: tenacity.RetryCallState) -> None:
             if self.on_retry is not None:

@@ -180,16 +180,16 @@ class TokenProvider(Provider):
                 self._id, self._model = p.id, p.model
             return self._built[1]
 
-    @property  # type: ignore[override]
-    def id(self) -> str:
+    @property
+    def id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._id or self.token_source.name
 
-    @property  # type: ignore[override]
-    def model(self) -> str:
+    @property
+    def model(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._model
 
-    @property  # type: ignore[override]
-    def instance_session_id(self) -> str:
+    @property
+    def instance_session_id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
         return self._instance_session_id
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:

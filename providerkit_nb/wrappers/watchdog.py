@@ -89,7 +89,8 @@ class _Watch:
         if self.total is not None:
             end = self.t0 + self.total
             if now >= end:
-                return self._fire("total")
+                self._fire("total")
+                return None
             nxt = end
         if self.life_at is None:
             s = self.stream
@@ -101,7 +102,8 @@ class _Watch:
         if self.life_at is None:
             end = self.t0 + self.first_byte
             if now >= end:
-                return self._fire("first_byte")
+                self._fire("first_byte")
+                return None
             # Look again soon: once life shows, the idle clock may end before first_byte would.
             return min(nxt, end, now + min(self.idle, self.first_byte) / 4)
         if not self.reading:  # the caller holds a chunk: the server is not being waited on
@@ -109,7 +111,8 @@ class _Watch:
         since = self.life_at if self.last_chunk_at is None else max(self.life_at, self.last_chunk_at)
         end = since + self.idle
         if now >= end:
-            return self._fire("idle")
+            self._fire("idle")
+            return None
         return min(nxt, end)
 
     def _fire(self, clock: str) -> None:

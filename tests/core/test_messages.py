@@ -67,24 +67,24 @@ def test_absent_fields_left_out() -> None:
     ("doc", "index", "needle"),
     [
         ([{"role": "robot", "content": "x"}], 0, "unknown role 'robot'"),
-        ([{"role": "user", "content": "a"}, {"role": "tool", "name": "t", "content": "x"}], 1, "'tool_call_id'"),
+        ([{"role": "user", "content": "a"}, {"role": "tool", "name": "t", "content": "x"}], 1, "[1].tool_call_id: missing"),
         (
             [{"role": "assistant", "tool_calls": [{"name": "t", "arguments": "{}"}]}],
             0,
-            "tool_calls[0]: missing required field 'id'",
+            "[0].tool_calls[0].id: missing",
         ),
         (
             [{"role": "assistant", "tool_calls": [{"id": "c", "name": "t", "arguments": {"a": 1}}]}],
             0,
-            "field 'arguments' must be a string, got dict",
+            "[0].tool_calls[0].arguments: expected str, got dict",
         ),
-        ([{"role": "user", "content": "a"}, {"role": "user"}], 1, "missing required field 'content'"),
-        ([{"role": "user", "content": 5}], 0, "must be a string or a list of parts"),
+        ([{"role": "user", "content": "a"}, {"role": "user"}], 1, "[1].content: missing"),
+        ([{"role": "user", "content": 5}], 0, "[0].content: expected str or a list of parts, got int"),
         ([{"role": "system", "content": "s", "extra": 1}], 0, "unknown field(s) ['extra']"),
         ([{"role": "user", "content": [{"type": "image", "mime_type": "image/bmp", "data": "x"}]}], 0, "image/bmp"),
         ([{"role": "user", "content": [{"type": "video"}]}], 0, "unknown part type 'video'"),
         (["not an object"], 0, "must be a JSON object"),
-        ([{"role": "assistant", "reasoning_items": {"provider": "x", "items": "nope"}}], 0, "'items' must be a list"),
+        ([{"role": "assistant", "reasoning_items": {"provider": "x", "items": "nope"}}], 0, "[0].reasoning_items.items: expected list, got str"),
     ],
 )
 def test_from_dict_errors_name_field_and_index(doc: list, index: int, needle: str) -> None:

@@ -39,8 +39,16 @@ def call_answer(call_id: str, name: str, arguments: str) -> list[tuple[float, by
     ]
 
 
+class Refuse:
+    """An answer that is an HTTP error instead of a stream (e.g. a 400 context overflow)."""
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status = status
+        self.body = body
+
+
 class ChatServer:
-    def __init__(self, answers: list[list[tuple[float, bytes]]]) -> None:
+    def __init__(self, answers: list[Any]) -> None:
         self.answers = list(answers)
         self.requests: list[dict[str, Any]] = []
         self.frames_sent: list[int] = []
@@ -62,6 +70,14 @@ class ChatServer:
                     outer.frames_sent.append(0)
                     outer.hung_up.append(False)
                     answer = outer.answers[n] if n < len(outer.answers) else text_answer(["(no more answers)"])
+                if isinstance(answer, Refuse):
+                    self.send_response(answer.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(answer.body)))
+                    self.end_headers()
+                    self.wfile.write(answer.body)
+                    self.wfile.flush()
+                    return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")

@@ -113,3 +113,93 @@ convo = pk.Conversation(store, "k", provider, tools, display=False)
             "content": "This call was interrupted before it returned. It may have partly run, so check its effect before calling it again.",
         }
     ]
+
+
+def _iopub_until(k: Kernel, predicate, timeout: float = 30.0) -> list[dict]:
+    """Read the kernel's broadcast messages until one satisfies ``predicate``."""
+    seen = []
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            msg = k.kc.get_iopub_msg(timeout=max(0.1, end - time.monotonic()))
+        except Exception:  # queue.Empty: keep waiting until the deadline
+            continue
+        seen.append(msg)
+        if predicate(msg):
+            return seen
+    raise AssertionError(f"no such message within {timeout} s; saw {[m['msg_type'] for m in seen]}")
+
+
+def test_a_kernel_killed_while_waiting_for_approval_asks_again_after_the_restart(tmp_path):
+    """approve="ask" in a real kernel shows the widget and blocks (jupyter-ui-poll); the kernel is
+    killed with SIGKILL while it waits; a new kernel sees the call as waiting for approval (not
+    "may have partly run") and resume() asks again, then runs it."""
+    import signal
+
+    import providerkit_nb as pk
+
+    ran = tmp_path / "tool-ran"
+    db = tmp_path / "a.providerkit.sqlite"
+    answers = [
+        call_answer("call_w_1", "write_note", json.dumps({"path": "note.txt"})),
+        text_answer(["Written."]),
+    ]
+    setup = f"""
+import pathlib, providerkit_nb as pk
+def write_note(args):
+    pathlib.Path({str(ran)!r}).write_text(args["path"])
+    return "wrote " + args["path"]
+tools = pk.ToolRegistry([pk.define_tool("write_note", "Write a note.",
+    {{"type": "object", "properties": {{"path": {{"type": "string"}}}}, "required": ["path"]}}, write_note)])
+store = pk.NotebookStore({str(db)!r})
+provider = pk.openai(model="test-model", base_url=BASE, api_key="test-key")
+"""
+    with ChatServer(answers) as server:
+        k = Kernel(tmp_path)
+        try:
+            code = setup.replace("BASE", repr(server.base_url))
+            assert k.run(code + "convo = pk.Conversation(store, 'k', provider, tools, display=False, approve='ask')")["status"] == "ok"
+            shown = lambda m: (m["msg_type"] == "display_data"  # noqa: E731 - the widget's view
+                               and "application/vnd.jupyter.widget-view+json" in m["content"]["data"])
+            # 1. the question is on screen under the running cell; Stop ends the wait cleanly
+            mid = k.start("convo.send('Write the note')")
+            _iopub_until(k, shown)
+            time.sleep(0.3)
+            k.km.interrupt_kernel()
+            r = k.reply(mid)
+            assert r["status"] == "error" and r["ename"] == "KeyboardInterrupt"
+            assert not ran.exists()
+            # 2. resume asks again; this time the kernel dies while the question is open
+            k.start("convo.resume()")
+            _iopub_until(k, shown)
+            with pk.NotebookStore(db) as watcher:
+                assert watcher.call_marks("k")["call_w_1"].state == "asking"
+            time.sleep(0.3)  # still waiting, not running the tool
+            assert not ran.exists()
+            k.km.signal_kernel(signal.SIGKILL)
+            assert server.wait(lambda: not k.km.is_alive(), timeout=20)
+        finally:
+            k.close()
+
+        with pk.NotebookStore(db) as after:
+            assert [m.role for m in after.load("k")] == ["user", "assistant"]
+            assert after.call_marks("k")["call_w_1"].state == "asking"
+        assert not ran.exists()
+
+        k = Kernel(tmp_path)
+        try:
+            code = setup.replace("BASE", repr(server.base_url))
+            code += "asked = []\nconvo = pk.Conversation(store, 'k', provider, tools, display=False, approve=lambda call: asked.append(call.id) or True)"
+            assert k.run(code)["status"] == "ok"
+            assert k.value("[p.id for p in convo.repaired.pending]") == ["call_w_1"]
+            assert k.value("convo.repaired.interrupted") == []
+            r = k.run("turn = convo.resume()")
+            assert r["status"] == "ok", r
+            assert k.value("asked") == ["call_w_1"]
+            assert k.value("turn.message.content") == "Written."
+            assert k.value("store.call_marks('k')['call_w_1'].state") == "started"
+        finally:
+            k.close()
+    assert ran.read_text() == "note.txt"
+    tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert [(m["tool_call_id"], m["content"]) for m in tool_msgs] == [("call_w_1", "wrote note.txt")]

@@ -39,12 +39,14 @@ def _turn(case, transport=None):
     return p.complete(imp.messages, imp.tools, **imp.options)
 
 
+@pytest.mark.upstream
 def test_the_recordings_are_there():
     # 13 files hold 19 Anthropic interactions; a silently shrinking set would hide regressions
     assert len(CASES) == 19, [c.id for c in CASES]
     assert len(ERRORS) == 4
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 def test_recording_parses_to_what_it_states(case):
     stated = expected_turn(case.text, case.request)
@@ -55,6 +57,7 @@ def test_recording_parses_to_what_it_states(case):
     assert got["model"] == stated["model"]
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", STREAMS, ids=lambda c: c.id)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_recording_rechunked_into_small_pieces(case, seed):
@@ -62,6 +65,7 @@ def test_recording_rechunked_into_small_pieces(case, seed):
     assert _turn(case, chopped(case, seed)).to_dict() == whole
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 def test_every_signature_and_redacted_block_is_captured(case):
     raw = case.text
@@ -79,12 +83,14 @@ def test_every_signature_and_redacted_block_is_captured(case):
         assert _turn(case).message.reasoning_items.provider == "anthropic"
 
 
+@pytest.mark.upstream
 def test_the_set_exercises_signatures_and_redaction():
     with_sigs = [c for c in OK if "signature_delta" in c.text or '"signature"' in c.text]
     with_redacted = [c for c in OK if "redacted_thinking" in c.text]
     assert len(with_sigs) >= 6 and len(with_redacted) == 1
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", STREAMS, ids=lambda c: c.id)
 def test_items_are_emitted_at_each_block_stop_in_stream_order(case):
     imp = a.import_request(case.url, case.request)
@@ -118,6 +124,7 @@ def test_items_are_emitted_at_each_block_stop_in_stream_order(case):
     assert runs == expected
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", ERRORS, ids=lambda c: c.id)
 def test_error_recordings_raise_the_kind_their_status_and_body_say(case):
     want = {"authentication_error": "auth", "not_found_error": "model", "invalid_request_error": "invalid"}
@@ -129,6 +136,7 @@ def test_error_recordings_raise_the_kind_their_status_and_body_say(case):
     assert "replay-key" not in str(info.value) and "replay-key" not in (info.value.body or "")
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", STREAMS[:3], ids=lambda c: c.id)
 def test_a_recording_cut_before_its_end_is_a_network_error_with_the_partial_turn(case):
     body = case.body

@@ -374,12 +374,14 @@ def _norm(turns):
 ROUND_TRIPS = [c for c in (anthropic_cases() if UPSTREAM.is_dir() else []) if len(c.request.get("messages", [])) > 1]
 
 
+@pytest.mark.upstream
 def test_round_trip_set():
     # tool loops (with and without thinking) and a multi-turn thinking conversation
     assert len(ROUND_TRIPS) == 5
     assert sum('"signature"' in json.dumps(c.request) for c in ROUND_TRIPS) == 3
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", ROUND_TRIPS, ids=lambda c: c.id)
 def test_request_from_the_imported_history_equals_the_recorded_one(case):
     imp = a.import_request(case.url, case.request)

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from cassette_loader import UPSTREAM, Case, cases, chopped_transport
+from cassette_loader import Case, cases, chopped_transport
 from local_server import LocalServer
 
 from providerkit_nb.core.errors import ProviderError
@@ -89,13 +89,13 @@ def _check(case: Case, got_turn: dict[str, Any] | None, got_error_kind: str | No
     assert {k: got.get(k) for k in want} == _normal(want)
 
 
+@pytest.mark.upstream
 def test_the_recordings_are_there() -> None:
-    if not UPSTREAM.is_dir():
-        pytest.skip(f"upstream recordings not found at {UPSTREAM}")
     assert len({c.path for c in ALL}) == 51
     assert sum(1 for c in ALL if c.wire == "openai_chat") == 30
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize(("case", "transport"), _params(("httpx", "requests")))
 def test_replay_through_vcrpy(case: Case, transport: str) -> None:
     r = replay_interaction(case.path, case.interaction, transport)
@@ -122,6 +122,7 @@ def _run(case: Case, transport: Any, url: str | None = None) -> tuple[dict[str, 
     return turn.to_dict(), None
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize(("case", "transport"), _params())
 @pytest.mark.parametrize("seed", [1, 2])
 def test_replay_cut_into_small_pieces(case: Case, transport: str, seed: int) -> None:
@@ -135,6 +136,7 @@ def server() -> Any:
         yield srv
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize(("case", "transport"), _params(("requests",)))
 def test_replay_over_requests_from_a_real_socket(case: Case, transport: str, server: LocalServer) -> None:
     server.answer(case.status, case.body, content_type=case.content_type(), seed=len(case.body), max_piece=23)

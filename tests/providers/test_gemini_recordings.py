@@ -43,6 +43,7 @@ def _ours(turn) -> dict:
     return {k: d[k] for k in ("message", "usage", "finish_reason")}
 
 
+@pytest.mark.upstream
 def test_all_gemini_recordings_are_found(upstream_dir):
     assert UPSTREAM == upstream_dir
     # 12 files with Gemini traffic: 17 successful interactions and 2 errors (400 key, 429)
@@ -50,11 +51,13 @@ def test_all_gemini_recordings_are_found(upstream_dir):
     assert (len(OK), len(ERRORS)) == (17, 2)
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 def test_recording_parses_to_what_it_states(case):
     assert _ours(_turn(case)) == _stated(case)
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_recording_rechunked(case, seed):
@@ -63,6 +66,7 @@ def test_recording_rechunked(case, seed):
     assert _ours(_turn(case, pieces)) == _stated(case)
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 def test_every_signature_is_captured(case):
     msg = _turn(case).message
@@ -73,6 +77,7 @@ def test_every_signature_is_captured(case):
     assert sorted(kept) == sorted(all_signatures(case.text))
 
 
+@pytest.mark.upstream
 def test_signature_count_across_recordings():
     """The set really exercises signatures: on calls, on text, on the empty last part."""
     on_calls = on_text = 0
@@ -87,6 +92,7 @@ def _as_json_array(text: str) -> bytes:
     return ("[" + ",\r\n".join(json.dumps(r, indent=1) for r in responses_of(text)) + "]").encode()
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", [c for c in OK if "alt=sse" in c.url], ids=lambda c: c.id)
 def test_sse_recordings_also_parse_as_a_json_array(case):
     """The same responses, served the way streamGenerateContent answers without alt=sse."""
@@ -100,6 +106,7 @@ def test_sse_recordings_also_parse_as_a_json_array(case):
     assert _ours(turn) == _stated(case)
 
 
+@pytest.mark.upstream
 def test_json_array_recordings_are_requested_without_alt():
     arrays = [c for c in OK if ":streamGenerateContent" in c.url and "alt=sse" not in c.url]
     assert len(arrays) == 5  # llm-gemini streams without alt=sse
@@ -109,6 +116,7 @@ def test_json_array_recordings_are_requested_without_alt():
         assert p.stream_format == "json-array"
 
 
+@pytest.mark.upstream
 def test_thought_parts_become_reasoning_and_bill_as_output():
     case = next(c for c in OK if c.path.stem == "test_google_model_thinking_part_iter")
     turn = _turn(case)
@@ -125,6 +133,7 @@ def test_thought_parts_become_reasoning_and_bill_as_output():
     assert item["signature"] == first["thoughtSignature"]
 
 
+@pytest.mark.upstream
 def test_stop_after_calls_finishes_tool_calls():
     """STOP arrives on a later chunk than the call (Gemini 3): still tool_calls."""
     case = next(c for c in OK if c.path.stem == "test_google_streaming_tool_call_thought_signature" and c.interaction.index == 0)
@@ -133,6 +142,7 @@ def test_stop_after_calls_finishes_tool_calls():
     assert _turn(case).finish_reason == "tool_calls"
 
 
+@pytest.mark.upstream
 def test_calls_without_ids_get_stable_ones_and_ids_are_kept():
     crew = next(c for c in OK if "unique_ids" in c.path.stem)
     calls = _turn(crew).message.tool_calls
@@ -144,6 +154,7 @@ def test_calls_without_ids_get_stable_ones_and_ids_are_kept():
     assert calls[0].thought_signature and calls[1].thought_signature is None
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("transport", ["httpx", "requests"])
 def test_error_recordings_classify(transport):
     import threading

@@ -75,10 +75,12 @@ def _build(imp, model=None):
     return p.build_request(p.prepare(imp.messages), imp.tools, opts, stream=imp.stream)
 
 
+@pytest.mark.upstream
 def test_recordings_with_history_exist():
     assert len(HISTORY) == 6  # llm-gemini x3, mirascope stream + sync, pydantic-ai
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", HISTORY, ids=lambda c: c.id)
 def test_round_trip_of_a_recorded_history(case):
     """Imported from the recorded request and built again: the same contents, signatures in place."""
@@ -115,6 +117,7 @@ def _next_pairs():
 PAIRS = list(_next_pairs())
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[1].id)
 def test_streamed_turn_goes_back_as_the_next_recorded_request(pair):
     """The turn WE parsed from response k, plus the recorded tool results, becomes request k+1:
@@ -142,6 +145,7 @@ def test_streamed_turn_goes_back_as_the_next_recorded_request(pair):
     assert _norm(wr.body["contents"], ids=False) == _norm(nxt.request["contents"], ids=False)
 
 
+@pytest.mark.upstream
 def test_pairs_cover_signed_calls():
     assert len(PAIRS) == 6  # llm-gemini 2 + 1, mirascope stream + sync, pydantic-ai
 

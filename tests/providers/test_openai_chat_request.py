@@ -189,10 +189,12 @@ def _norm_tools(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
              "parameters": t["function"].get("parameters")} for t in tools or []]
 
 
+@pytest.mark.upstream
 def test_there_are_histories_to_check() -> None:
     assert len(HISTORY) >= 10  # llm x3, mirascope x3, deepseek x2, groq x2, pydantic-ai x1
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", HISTORY, ids=lambda c: c.id)
 def test_built_request_equals_the_recorded_one(case: Any) -> None:
     imported = import_request(case.url, case.request)

@@ -38,6 +38,7 @@ def _turn(case: Case, seed: int | None) -> dict[str, Any]:
     return turn.to_dict()
 
 
+@pytest.mark.upstream
 def test_the_recordings_are_there():
     # 12 files hold Responses interactions; a lost directory must not pass as "nothing to test"
     assert len({c.path for c in CASES}) == 12
@@ -45,6 +46,7 @@ def test_the_recordings_are_there():
     assert all(matches(c.url) for c in CASES)
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", OK, ids=lambda c: c.id)
 @pytest.mark.parametrize("seed", [None, 1, 2])
 def test_recording_replays_to_the_stated_turn(case: Case, seed: int | None):
@@ -55,6 +57,7 @@ def test_recording_replays_to_the_stated_turn(case: Case, seed: int | None):
         assert not call["id"].startswith("fc_")  # results must quote call_id
 
 
+@pytest.mark.upstream
 def test_every_encrypted_reasoning_item_is_kept_whole():
     """Counted straight from the raw bodies: each rs_ item with encrypted_content, byte-equal."""
     seen = 0
@@ -75,6 +78,7 @@ def test_every_encrypted_reasoning_item_is_kept_whole():
     assert seen == 9  # interleaved 4, modified-history 2, phase 1, streaming-usage 1, part-iter 1
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", FAILED, ids=lambda c: c.id)
 def test_error_recordings_raise_classified_errors(case: Case):
     stated = json.loads(case.text)["error"]["message"]
@@ -128,12 +132,14 @@ MULTI = [c for c in CASES if isinstance(c.request.get("input"), list)
                  for i in c.request["input"])]
 
 
+@pytest.mark.upstream
 def test_round_trip_cases_cover_tool_results_and_reasoning():
     kinds = {i.get("type") for c in MULTI for i in c.request["input"]}
     assert {"reasoning", "function_call", "function_call_output"} <= kinds
     assert len(MULTI) == 10
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", MULTI, ids=lambda c: c.id)
 def test_request_built_from_the_imported_history_equals_the_recorded_one(case: Case):
     imp = import_request(case.url, case.request)

@@ -46,11 +46,13 @@ def test_rules_table_has_ids_and_wordings():
     assert all(r.startswith("responses.") and w for r, w in rules.RULES)
 
 
+@pytest.mark.upstream
 @pytest.mark.parametrize("case", ACCEPTED, ids=lambda c: c.id)
 def test_no_rule_fires_on_a_request_the_server_accepted(case: Case):
     assert rules.check_wire(case.request["input"]) == []
 
 
+@pytest.mark.upstream
 def test_recorded_reasoning_400_is_predicted_word_for_word():
     case = _case("test_openai_responses_thinking_with_modified_history", 400)
     said = json.loads(case.text)["error"]["message"]
@@ -64,6 +66,7 @@ def test_recorded_reasoning_400_is_predicted_word_for_word():
     assert [p.rule for p in rules.check(msgs)] == []
 
 
+@pytest.mark.upstream
 def test_recorded_deepseek_400_is_predicted():
     case = _case("test_deepseek_responses_rejects_interleaved_function_calls", 400)
     said = json.loads(case.text)["error"]["message"]  # "No tool output found for tool call call-a."

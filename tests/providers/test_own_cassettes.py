@@ -55,9 +55,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "providerkit_nb", "replay", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.upstream
 def test_replay_command_json_lines() -> None:
-    if not UPSTREAM.is_dir():
-        pytest.skip(f"upstream recordings not found at {UPSTREAM}")
     out = _cli(str(UPSTREAM / "pydantic-ai" / "test_tool_use_failed_error_streaming.yaml"), "--json", "--transport", "requests")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines()]

@@ -18,3 +18,32 @@ Wire names map to modules: "openai_chat" and "openai" -> ``openai_chat``; "deeps
 ``openai_chat`` with ``dialect="deepseek"``; "responses" -> ``openai_responses``; "anthropic" ->
 ``anthropic``; "gemini" -> ``gemini``.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["register_conversion", "conversion"]
+
+# rules module name -> the wire adapter's own canonical -> wire conversion. The adapter passes
+# it in when it is imported (providers import core, never the other way round), so a rule that
+# checks "what would be sent" uses exactly what is sent.
+_CONVERSIONS: dict[str, Callable[..., Any]] = {}
+
+
+def register_conversion(rules_module: str, convert: Callable[..., Any]) -> None:
+    """Called by a wire adapter module at import: the function its rules run on a history."""
+    _CONVERSIONS[rules_module] = convert
+
+
+def conversion(rules_module: str) -> Callable[..., Any]:
+    """The registered conversion; a clear error when the wire's adapter was never imported."""
+    try:
+        return _CONVERSIONS[rules_module]
+    except KeyError:
+        raise LookupError(
+            f"the {rules_module} rules check a history as its adapter converts it, and that "
+            f"adapter is not loaded: use providerkit_nb.validate_history (it loads the adapter) "
+            f"or import providerkit_nb.providers.{rules_module} first"
+        ) from None

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..messages import Message
 from ..validate import Problem
+from . import conversion
 
 __all__ = ["RULES", "check", "check_wire", "WireProblem"]
 
@@ -223,21 +224,20 @@ def check_wire(messages: Sequence[dict[str, Any]], *, thinking: bool | None = No
 def check(messages: Sequence[Message], *, thinking: bool | None = None, tag: str = "anthropic") -> list[Problem]:
     """The Anthropic rules for a canonical history, as the adapter would send it.
 
-    The conversion is the adapter's own (imported when called, so this module stays light and
-    the validator can never disagree with what is sent).
+    The conversion is the adapter's own (it registers it with ``core.rules`` when imported, so
+    this module imports nothing above the core and the validator never disagrees with what is
+    sent).
 
     With ``thinking=False`` the adapter drops thinking blocks from the last assistant turn
     (as it does when a request does not think), so that rule can only fire on raw requests.
     """
-    from ...providers.anthropic import REASONING_BLOCK_TYPES, to_anthropic_messages
-
-    conv = to_anthropic_messages(list(messages), tag)
+    conv = conversion("anthropic")(list(messages), tag)
     turns = conv.messages
     if thinking is False:
         k = max((i for i, t in enumerate(turns) if t["role"] == "assistant"), default=None)
         if k is not None:
             turns = list(turns)
-            turns[k] = {"role": "assistant", "content": [b for b in turns[k]["content"] if b.get("type") not in REASONING_BLOCK_TYPES]}
+            turns[k] = {"role": "assistant", "content": [b for b in turns[k]["content"] if b.get("type") not in _REASONING]}
     out: list[Problem] = []
     for p in check_wire(turns, thinking=thinking):
         src = conv.sources[p.turn] if p.turn < len(conv.sources) else []

@@ -178,7 +178,7 @@ def _is_base64(sig: str) -> bool:
 
 
 def _call_count(messages: Sequence[Message], idx: list[int]) -> int:
-    return sum(len(messages[i].tool_calls or ()) for i in idx)  # type: ignore[union-attr]
+    return sum(len(m.tool_calls or ()) for m in (messages[i] for i in idx) if isinstance(m, AssistantMessage))
 
 
 def check(messages: Sequence[Message]) -> list[Problem]:

@@ -8,6 +8,7 @@ and DeepSeek thinking mode's extra rule. ``dialect="deepseek"`` switches to Deep
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..messages import AssistantMessage, Message, ToolMessage, ensure_messages
 from ..repair import DUPLICATE_RESULT, MISPLACED, ORPHAN, analyze
@@ -51,7 +52,7 @@ def _full_dangling(ids: list[str]) -> str:
     )
 
 
-def check(messages: Sequence[Message | dict], dialect: str | None = None) -> list[Problem]:
+def check(messages: Sequence[Message | dict[str, Any]], dialect: str | None = None) -> list[Problem]:
     """Problems a Chat server would answer with a 400, in message order."""
     msgs = ensure_messages(messages)
     deepseek = dialect == "deepseek"

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..messages import Message
 from ..validate import Problem
+from . import conversion
 
 __all__ = ["RULES", "check", "check_wire", "WireProblem"]
 
@@ -140,9 +141,7 @@ def check(messages: Sequence[Message], *, tag: str | None = None) -> list[Proble
     ``tag`` is the receiving provider's replay tag; ``None`` keeps every provider's reasoning
     items (the strictest reading).
     """
-    from ...providers.openai_responses import to_responses_input
-
-    _, items, origin = to_responses_input(list(messages), tag)
+    _, items, origin = conversion("openai_responses")(list(messages), tag)
     return [
         Problem(p.rule, origin[p.item] if p.item < len(origin) else p.item, p.message, p.provider_wording)
         for p in check_wire(items)

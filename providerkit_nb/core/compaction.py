@@ -1,0 +1,210 @@
+"""When a conversation outgrows the model's window: the decision, where to cut, and the
+summarised history that replaces the older part.
+
+The cut is chosen so the kept tail is a valid history on its own: the newest message is always
+kept, a tool result never loses its call, and an assistant's calls never lose their results.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import AssistantMessage, Message, SystemMessage, TextPart, ToolMessage, UserMessage
+
+__all__ = [
+    "CONTEXT_RESERVE_TOKENS",
+    "SUMMARY_PREFIX",
+    "ContextOverflow",
+    "estimate_tokens",
+    "message_tokens",
+    "conversation_tokens",
+    "needs_compaction",
+    "history_budget_tokens",
+    "pick_cut",
+    "apply_compaction",
+    "guess_context_window",
+    "parse_context_overflow",
+    "summary_request",
+]
+
+CONTEXT_RESERVE_TOKENS = 32_000  # room for the answer and the next tool results
+SUMMARY_PREFIX = "[Earlier conversation, summarized]\n\n"
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token: good enough to choose a cut, never to bill."""
+    return math.ceil(len(text) / 4)
+
+
+def message_tokens(m: Message) -> int:
+    """Text (images ignored), reasoning, and each tool call's name and arguments."""
+    if isinstance(m, AssistantMessage):
+        n = estimate_tokens(m.content) + estimate_tokens(m.reasoning or "")
+        for c in m.tool_calls or ():
+            n += estimate_tokens(c.name) + estimate_tokens(c.arguments)
+        if m.reasoning_items is not None:
+            n += estimate_tokens(repr(m.reasoning_items.items))
+        return n
+    content = m.content
+    if isinstance(content, str):
+        return estimate_tokens(content)
+    return sum(estimate_tokens(p.text) for p in content if isinstance(p, TextPart))
+
+
+def conversation_tokens(messages: Sequence[Message]) -> int:
+    return sum(message_tokens(m) for m in messages)
+
+
+def needs_compaction(input_tokens: int, window: int, reserve: int = CONTEXT_RESERVE_TOKENS) -> bool:
+    """Is the last prompt within ``reserve`` of the window? Never true before a first usage."""
+    return input_tokens > 0 and input_tokens >= window - reserve
+
+
+def history_budget_tokens(window: int) -> int:
+    """How much recent history to keep verbatim: a tenth of the window, at least 6000."""
+    return max(6000, window // 10)
+
+
+def pick_cut(messages: Sequence[Message], budget: int) -> int:
+    """The index where the kept tail starts (``len(messages)`` when there is nothing to cut).
+
+    Walks back from the newest message (always kept) while the tail fits ``budget``, then moves
+    the cut back past any tool results so none is separated from the call that asked for it.
+    """
+    n = len(messages)
+    first = next((i for i, m in enumerate(messages) if not isinstance(m, SystemMessage)), n)
+    if first == n:
+        return n
+    cut = n - 1
+    total = message_tokens(messages[cut])
+    while cut - 1 >= first:
+        m = messages[cut - 1]
+        if isinstance(m, SystemMessage):
+            cut -= 1  # system messages are kept anyway; they cost nothing here
+            continue
+        t = message_tokens(m)
+        if total + t > budget:
+            break
+        total += t
+        cut -= 1
+    while cut > first and isinstance(messages[cut], ToolMessage | SystemMessage):
+        cut -= 1
+    return cut
+
+
+def apply_compaction(messages: Sequence[Message], cut: int, summary: str) -> list[Message]:
+    """Every system message, then the summary as one user turn, then the tail from ``cut``."""
+    if not 0 <= cut <= len(messages):
+        raise ValueError(f"cut {cut} is outside the history (0..{len(messages)})")
+    system = [m for m in messages if isinstance(m, SystemMessage)]
+    tail = [m for m in messages[cut:] if not isinstance(m, SystemMessage)]
+    return [*system, UserMessage(SUMMARY_PREFIX + summary), *tail]
+
+
+_WINDOWS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"gemini|gpt-4\.1|grok-4|llama-4", re.I), 1_000_000),
+    (re.compile(r"claude|gpt-5|o[34]|deepseek|kimi|glm|qwen", re.I), 200_000),
+)
+
+
+def guess_context_window(model: str) -> int:
+    """A conservative guess from the model id (1M, 200k, else 128k); pass the real window
+    when you know it."""
+    for pattern, window in _WINDOWS:
+        if pattern.search(model or ""):
+            return window
+    return 128_000
+
+
+def summary_request(messages: Sequence[Message]) -> list[Message]:
+    """The history to send when asking a model to summarise ``messages`` (its own older part)."""
+    lines: list[str] = []
+    for m in messages:
+        if isinstance(m, SystemMessage):
+            continue
+        if isinstance(m, AssistantMessage):
+            text = m.content
+            for c in m.tool_calls or ():
+                text += f"\n[called {c.name}({c.arguments})]"
+            lines.append(f"assistant: {text.strip()}")
+        elif isinstance(m, ToolMessage):
+            lines.append(f"tool {m.name} returned: {m.content if isinstance(m.content, str) else '[parts]'}")
+        else:
+            content = m.content
+            lines.append("user: " + (content if isinstance(content, str)
+                                     else "".join(p.text for p in content if isinstance(p, TextPart))))
+    return [
+        SystemMessage(
+            "Summarize the conversation below for the assistant who will continue it. Keep every fact, "
+            "decision, open question, file name, number and tool result still needed; drop pleasantries. "
+            "Write plain prose, no preamble."
+        ),
+        UserMessage("\n\n".join(lines)),
+    ]
+
+
+# --------------------------------------------------------------------------- overflow numbers
+
+
+@dataclass(frozen=True, slots=True)
+class ContextOverflow:
+    """The numbers a provider gave when a prompt did not fit (None where it gave none)."""
+
+    input_tokens: int | None
+    context_limit: int | None
+    max_tokens: int | None = None
+
+    @property
+    def excess_tokens(self) -> int | None:
+        if self.input_tokens is None or self.context_limit is None:
+            return None
+        return self.input_tokens + (self.max_tokens or 0) - self.context_limit
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", "").replace("_", ""))
+
+
+_N = r"(\d[\d,_]*)"
+_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    # Anthropic: "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"
+    (re.compile(rf"exceeds? context limit:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I), ("input", "max", "limit")),
+    # Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
+    (re.compile(rf"(?:prompt is too long|context length exceeded)[^0-9]*{_N}\s*(?:tokens)?\s*>\s*{_N}", re.I),
+     ("input", "limit")),
+    # OpenAI-shape servers: "maximum context length is 65536 tokens. However, you requested 70000
+    # tokens (65000 in the messages, 5000 in the completion)"
+    (re.compile(rf"maximum context length is {_N} tokens.*?requested {_N} tokens \({_N} in the messages, {_N} in the completion",
+                re.I | re.S), ("limit", "total", "input", "max")),
+    # "maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens"
+    # (vLLM: "your request has 9000 input tokens"; also "... is N tokens ...: A > L")
+    (re.compile(rf"maximum context length is {_N} tokens.*?(?:resulted in|has|requested) {_N}(?: input)? tokens", re.I | re.S),
+     ("limit", "input")),
+    # Gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
+    (re.compile(rf"input token count \(?{_N}\)? exceeds the maximum number of tokens allowed \(?{_N}\)?", re.I),
+     ("input", "limit")),
+    # Gemini without the count: "The input token count exceeds the maximum number of tokens allowed 1048576."
+    (re.compile(rf"input token count exceeds the maximum number of tokens allowed \(?{_N}\)?", re.I), ("limit",)),
+    # "maximum context length is N tokens ...: A > L" and other "A > L" forms
+    (re.compile(rf"context[^0-9]{{0,60}}{_N}\s*>\s*{_N}", re.I), ("input", "limit")),
+)
+
+
+def parse_context_overflow(error: Any) -> ContextOverflow | None:
+    """The token numbers in a context-overflow error (a ProviderError, any exception, or the
+    provider's text), or None when the text holds none. Reads the message and the kept body."""
+    if isinstance(error, str):
+        text = error
+    else:
+        text = " ".join(str(x) for x in (str(error), getattr(error, "body", None) or "") if x)
+    for pattern, names in _PATTERNS:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        got = dict(zip(names, (_int(g) for g in m.groups()), strict=True))
+        return ContextOverflow(got.get("input"), got.get("limit"), got.get("max"))
+    return None

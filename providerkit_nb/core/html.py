@@ -1,0 +1,91 @@
+"""Plain HTML for turns, repairs and transcripts: no pandas or widgets needed.
+
+Used by ``_repr_html_`` on core objects and by the notebook layer's live display; it lives in
+the core so those core objects render without importing anything above the core. Everything is
+escaped, and nothing here ever sees a credential (it only reads messages).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .messages import AssistantMessage, Message, ToolMessage, text_of
+
+_STYLE = (
+    "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; line-height: 1.4;"
+)
+
+
+def _esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def preview(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def turn_html(turn: Any, *, live: bool = False) -> str:
+    m: AssistantMessage = turn.message
+    parts = [f'<div class="pk-turn" style="{_STYLE}">']
+    if m.reasoning:
+        parts.append(
+            '<details><summary style="color:#777">reasoning '
+            f"({len(m.reasoning)} chars)</summary>"
+            f'<pre style="white-space:pre-wrap;color:#777">{_esc(m.reasoning)}</pre></details>'
+        )
+    if m.content:
+        parts.append(f'<div style="white-space:pre-wrap">{_esc(m.content)}</div>')
+    for c in m.tool_calls or []:
+        parts.append(
+            '<div style="margin-top:4px"><code style="background:#eef">'
+            f"{_esc(c.name)}({_esc(preview(c.arguments, 300))})</code>"
+            f' <span style="color:#999">{_esc(c.id)}</span></div>'
+        )
+    footer = []
+    if live and not turn.finished:
+        footer.append("streaming\u2026")
+    if turn.finish_reason:
+        footer.append(f"finish: {turn.finish_reason}")
+    if turn.model:
+        footer.append(f"model: {turn.model}")
+    u = turn.usage
+    if u is not None:
+        footer.append(
+            f"tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), {u.output_tokens} out"
+        )
+    if footer:
+        joined = " \u00b7 ".join(footer)
+        parts.append(f'<div style="color:#999;font-size:11px">{_esc(joined)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def message_line(m: Message) -> str:
+    if isinstance(m, ToolMessage):
+        return f"tool {m.name} [{m.tool_call_id}]: {preview(m.content)}"
+    if isinstance(m, AssistantMessage):
+        calls = ", ".join(f"{c.name}#{c.id}" for c in m.tool_calls or [])
+        text = preview(m.content)
+        return f"assistant: {text}" + (f" -> {calls}" if calls else "")
+    return f"{m.role}: {preview(text_of(m))}"
+
+
+def repaired_html(repaired: Any) -> str:
+    rows = "".join(
+        f"<tr><td>{_esc(str(c.kind))}</td><td>{_esc(str(getattr(c, 'detail', '')))}</td></tr>"
+        for c in repaired.changes
+    )
+    calls = "".join(
+        f"<li><code>{_esc(r.name)}</code> {_esc(r.id)}"
+        f"{' (read-only)' if r.read_only else ''}</li>"
+        for r in repaired.interrupted
+    )
+    return (
+        f'<div style="{_STYLE}"><b>{len(repaired.messages)} messages after repair</b>, '
+        f"{len(repaired.changes)} change(s), {len(repaired.interrupted)} interrupted call(s)"
+        + (f"<table>{rows}</table>" if rows else "")
+        + (f"<ul>{calls}</ul>" if calls else "")
+        + "</div>"
+    )

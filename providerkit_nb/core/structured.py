@@ -1,0 +1,268 @@
+"""Structured output: what a caller asks for with ``json=``, the prompt that carries a schema
+where a wire cannot enforce it, and reading a JSON answer back out of a model's text.
+
+``json=`` takes a JSON schema (a dict), any object with ``model_json_schema()`` (a pydantic
+model, found by duck typing: the package never imports pydantic), or ``"object"`` for any JSON
+object. Wires read the normalised :class:`JsonFormat`; only they know their field names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .tool_schema import check_value
+
+__all__ = [
+    "JSON_WITH_TOOLS",
+    "JsonAnswer",
+    "JsonFormat",
+    "JsonReply",
+    "json_format",
+    "is_strict_schema",
+    "schema_prompt",
+    "parse_json_answer",
+    "read_answer",
+]
+
+JSON_WITH_TOOLS = ("response_format", "prompt")
+
+_PROMPT_HEAD = "Respond with a single JSON object matching this schema. No prose, no code fence."
+_PROMPT_ANY = "Respond with a single JSON object. No prose, no code fence."
+_PROMPT_NEWLINES = "Write a line break inside a string value as \\n. A real line break there is invalid JSON."
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class JsonFormat:
+    """What ``json=`` asked for. ``schema`` None means any JSON object; ``strict`` None means
+    "strict when the schema allows it" (see :func:`is_strict_schema`); ``model`` is the object
+    the answer is validated into, when one with ``model_validate`` was given."""
+
+    name: str = "answer"
+    schema: dict[str, Any] | None = None
+    strict: bool | None = None
+    model: Any = None
+
+    @property
+    def is_strict(self) -> bool:
+        if self.schema is None:
+            return False
+        return self.strict if self.strict is not None else is_strict_schema(self.schema)
+
+    @property
+    def prompt(self) -> str:
+        """The schema as an instruction, for wires (or tool turns) where it rides in the prompt."""
+        if self.schema is None:
+            return _PROMPT_ANY + "\n" + _PROMPT_NEWLINES
+        return schema_prompt(self.schema)
+
+
+def json_format(value: Any, *, name: str | None = None, strict: bool | None = None) -> JsonFormat | None:
+    """Normalise a ``json=`` value; None stays None. Raises ValueError on anything else."""
+    if value is None or isinstance(value, JsonFormat):
+        return value
+    if isinstance(value, str):
+        if value != "object":
+            raise ValueError(f"json= takes a schema dict, a model class or 'object'; got {value!r}")
+        return JsonFormat(name or "answer", None, strict)
+    if isinstance(value, dict):
+        if value.get("type") == "json_schema" and isinstance(value.get("json_schema"), dict):
+            inner = value["json_schema"]  # an OpenAI response_format, given as is
+            return JsonFormat(
+                _clean_name(name or inner.get("name")), inner.get("schema") or None,
+                strict if strict is not None else inner.get("strict"),
+            )
+        return JsonFormat(_clean_name(name or value.get("title")), dict(value), strict)
+    schema_of = getattr(value, "model_json_schema", None)
+    if callable(schema_of):
+        schema = schema_of()
+        if not isinstance(schema, dict):
+            raise ValueError(f"json=: {value!r}.model_json_schema() did not return a dict")
+        model = value if callable(getattr(value, "model_validate", None)) else None
+        return JsonFormat(_clean_name(name or getattr(value, "__name__", None) or schema.get("title")), schema, strict, model)
+    raise ValueError(
+        f"json= takes a JSON schema dict, an object with model_json_schema() or 'object'; got {type(value).__name__}"
+    )
+
+
+def _clean_name(name: Any) -> str:
+    """OpenAI wants ^[a-zA-Z0-9_-]{1,64}$ for a schema name."""
+    text = _NAME.sub("_", str(name or "")).strip("_")[:64]
+    return text or "answer"
+
+
+def is_strict_schema(node: Any) -> bool:
+    """Can OpenAI enforce this schema in strict mode? Objects need ``additionalProperties:
+    false`` and every property required, all the way down; ``$ref`` and ``allOf`` are not."""
+    if not isinstance(node, dict):
+        return False
+    if "$ref" in node or "allOf" in node:
+        return False
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list):
+            return all(is_strict_schema(b) for b in branches)
+    items = node.get("items")
+    if items is not None and not is_strict_schema(items):
+        return False
+    props = node.get("properties")
+    if not isinstance(props, dict):
+        return True  # a leaf
+    if node.get("additionalProperties") is not False:
+        return False
+    required = node.get("required")
+    if not isinstance(required, list) or set(required) != set(props):
+        return False
+    return all(is_strict_schema(p) for p in props.values())
+
+
+def schema_prompt(schema: dict[str, Any]) -> str:
+    return _PROMPT_HEAD + "\n" + _PROMPT_NEWLINES + "\n" + json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+
+
+# --------------------------------------------------------------------------- reading answers
+
+
+@dataclass(frozen=True, slots=True)
+class JsonAnswer:
+    """A JSON answer read from a model's text: ``value`` when ``error`` is None; otherwise
+    ``error`` says what could not be parsed (and ``value`` is None). ``text`` is what was read."""
+
+    value: Any
+    error: str | None
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([^\n`]*)\n(.*?)(?:^[ \t]*```|\Z)", re.MULTILINE | re.DOTALL)
+
+
+def _balanced(text: str) -> str | None:
+    """From the first ``{`` or ``[`` to its matching close (string contents and escapes
+    skipped); None when there is no bracket; the rest of the text when it never closes."""
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return None
+    start = min(starts)
+    depth = 0
+    in_str = False
+    esc = False
+    for i in range(start, len(text)):
+        c = text[i]
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return text[start:]
+
+
+def _loads(text: str) -> tuple[Any, str | None]:
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except RecursionError:
+        return None, "nested too deeply"
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat[:80] + ("..." if len(flat) > 80 else "")
+
+
+def parse_json_answer(text: str) -> JsonAnswer:
+    """The JSON in a model's answer: the first ```json (or bare) fence, else the outermost
+    balanced object or array (a label line such as ``Answer:`` before it is fine), else the
+    whole text. Never raises."""
+    if not isinstance(text, str):
+        return JsonAnswer(None, f"expected the answer text, got {type(text).__name__}", "")
+    other_code: list[tuple[int, int]] = []  # fenced blocks in another language: never JSON
+    for m in _FENCE.finditer(text):
+        head = m.group(1).strip()
+        lang, _, rest = head.partition(" ")
+        if lang.lower() not in ("", "json"):
+            if lang.startswith(("{", "[")):  # ```{"a": ... : no language, JSON on the fence line
+                lang, rest = "", head
+            else:
+                other_code.append(m.span())
+                continue
+        body = m.group(2)
+        rest = rest.strip()
+        if rest:
+            value, err = _loads(rest + "\n" + body)
+            if err is None:
+                return JsonAnswer(value, None, rest + "\n" + body)
+        value, err = _loads(body)
+        if err is None:
+            return JsonAnswer(value, None, body)
+        return JsonAnswer(None, f"the fenced JSON block is not valid JSON: {err} ({_preview(body)})", body)
+    searched = text
+    for start, end in other_code:
+        searched = searched[:start] + " " * (end - start) + searched[end:]
+    candidate = _balanced(searched)
+    if candidate is None:
+        value, err = _loads(text.strip())
+        if err is None:
+            return JsonAnswer(value, None, text)
+        return JsonAnswer(None, f"no JSON object in the answer ({_preview(text) or 'empty'})", text)
+    value, err = _loads(candidate)
+    if err is None:
+        return JsonAnswer(value, None, candidate)
+    return JsonAnswer(None, f"the JSON in the answer is not valid: {err} ({_preview(candidate)})", candidate)
+
+
+def read_answer(text: str, fmt: JsonFormat | None) -> JsonAnswer:
+    """Parse ``text`` and check it against ``fmt``: validated into ``fmt.model`` when one was
+    given (its own errors reported), else checked against the schema. Never raises."""
+    parsed = parse_json_answer(text)
+    if not parsed.ok or fmt is None:
+        return parsed
+    value = parsed.value
+    if fmt.schema is None:
+        if not isinstance(value, dict):
+            return JsonAnswer(None, f"expected a JSON object, got {type(value).__name__}", parsed.text)
+        return parsed
+    if fmt.model is not None:
+        try:
+            return JsonAnswer(fmt.model.model_validate(value), None, parsed.text)
+        except Exception as exc:  # the model's own validation error, whatever its class
+            return JsonAnswer(None, f"the answer does not fit {fmt.name}: {exc}", parsed.text)
+    problems = check_value(value, fmt.schema)
+    if problems:
+        return JsonAnswer(None, f"the answer does not fit {fmt.name}: " + "; ".join(problems[:5]), parsed.text)
+    return parsed
+
+
+@dataclass(frozen=True, slots=True)
+class JsonReply:
+    """What ``Conversation.send(..., json=...)`` returns: the parsed (and validated) answer
+    next to the turn it came from. ``value`` is None and ``error`` says why when the answer
+    did not parse or fit; ``turn`` is always there. Unpacks as ``value, turn``."""
+
+    value: Any
+    turn: Any
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def __iter__(self) -> Any:
+        return iter((self.value, self.turn))

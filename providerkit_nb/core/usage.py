@@ -1,0 +1,187 @@
+"""What calls cost: a price per million tokens, the cost of one turn's usage, and a tracker
+that sums a session (with cache savings and an optional budget).
+
+No price tables ship: prices change every month and differ per account, so the caller states
+the ``Rate`` it pays. A provider-reported bill (OpenRouter) wins over any rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ErrorKind, ProviderError
+from .turn import Usage
+
+__all__ = ["Rate", "cost_usd", "add_usage", "subtract_usage", "UsageTracker", "BudgetExceeded"]
+
+
+class BudgetExceeded(ProviderError):
+    """Raised before a call when the session's spend has reached its budget: nothing was sent.
+    Kind ``quota`` (never retried, never walked to a backup model)."""
+
+    def __init__(self, spent: float, budget: float, calls: int) -> None:
+        super().__init__(
+            "budget",
+            ErrorKind.QUOTA,
+            f"budget of ${budget:.4f} reached (${spent:.4f} spent over {calls} call(s)); nothing was sent. "
+            "Raise usage.max_usd, or reset the tracker, to go on.",
+        )
+        self.spent = spent
+        self.budget = budget
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """USD per million tokens. ``cache_read`` prices cached input; ``cache_write`` prices
+    cache writes (Anthropic), falling back to ``input`` when not given."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("input", "output", "cache_read", "cache_write"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0):
+                raise ValueError(f"Rate.{name} must be a finite number >= 0 (USD per million tokens), got {v!r}")
+
+    @classmethod
+    def coerce(cls, value: Rate | Mapping[str, float] | None) -> Rate | None:
+        """A Rate, or a mapping with ``input``/``output`` and optionally ``cache_read``
+        (also spelled ``cached_input``) and ``cache_write``."""
+        if value is None or isinstance(value, Rate):
+            return value
+        if not isinstance(value, Mapping):
+            raise TypeError(f"a rate is a Rate or a mapping of USD per million tokens, got {type(value).__name__}")
+        known = {"input", "output", "cache_read", "cached_input", "cache_write"}
+        unknown = set(value) - known
+        if unknown:
+            raise ValueError(f"rate: unknown field(s) {sorted(unknown)}; known: {sorted(known)}")
+        read = value.get("cache_read", value.get("cached_input"))
+        return cls(float(value.get("input", 0.0)), float(value.get("output", 0.0)), read, value.get("cache_write"))
+
+    @property
+    def read(self) -> float:
+        return self.input if self.cache_read is None else self.cache_read
+
+
+def cost_usd(usage: Usage, rate: Rate | Mapping[str, float] | None) -> float | None:
+    """The cost of one usage record: the provider's own bill when it stated one (even 0),
+    else priced at ``rate`` (None without a rate). Cached and written tokens are subsets of
+    the input, so each input token is billed once, at its own price."""
+    if usage.reported_cost_usd is not None:
+        return usage.reported_cost_usd
+    r = Rate.coerce(rate)
+    if r is None:
+        return None
+    total_in = max(0, usage.input_tokens)
+    cached = min(max(0, usage.cached_input_tokens), total_in)
+    written = max(0, usage.cache_write_tokens)
+    miss = max(0, total_in - cached - written)
+    write_rate = r.input if r.cache_write is None else r.cache_write
+    return (miss * r.input + cached * r.read + written * write_rate + max(0, usage.output_tokens) * r.output) / 1e6
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    """Token sums (the reported bill and reasoning subset are per call, not summed here)."""
+    return Usage(
+        a.input_tokens + b.input_tokens,
+        a.cached_input_tokens + b.cached_input_tokens,
+        a.cache_write_tokens + b.cache_write_tokens,
+        a.output_tokens + b.output_tokens,
+    )
+
+
+def subtract_usage(a: Usage, b: Usage) -> Usage:
+    """``a - b``, each field clamped at 0 (a rollback never makes a negative count)."""
+    return Usage(
+        max(0, a.input_tokens - b.input_tokens),
+        max(0, a.cached_input_tokens - b.cached_input_tokens),
+        max(0, a.cache_write_tokens - b.cache_write_tokens),
+        max(0, a.output_tokens - b.output_tokens),
+    )
+
+
+@dataclass(slots=True)
+class UsageTracker:
+    """Running totals for a session: tokens, cost and what the cache saved.
+
+    ``add(usage, rate)`` prices with ``rate`` when given, else counts the provider's reported
+    bill (or nothing). ``subtract`` undoes an ``add`` (a rolled-back turn), clamping at 0.
+    ``max_usd`` is an optional budget: ``is_over_budget()`` is true once the cost reaches it.
+    """
+
+    rate: Rate | Mapping[str, float] | None = None  # the default for add() without one
+    max_usd: float | None = None
+    totals: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    savings: float = 0.0
+    calls: int = 0
+    last: Usage | None = None
+
+    def __post_init__(self) -> None:
+        self.rate = Rate.coerce(self.rate)
+        if self.max_usd is not None and (not math.isfinite(self.max_usd) or self.max_usd < 0):
+            raise ValueError(f"max_usd must be a finite number >= 0, got {self.max_usd!r}")
+
+    def _priced(self, usage: Usage, rate: Rate | Mapping[str, float] | None) -> tuple[float, float]:
+        r = Rate.coerce(rate) if rate is not None else self.rate
+        if r is None:
+            return (usage.reported_cost_usd or 0.0), 0.0
+        assert isinstance(r, Rate)
+        cost = cost_usd(usage, r) or 0.0  # a reported bill still wins over the rate
+        cached = min(max(0, usage.cached_input_tokens), max(0, usage.input_tokens))
+        return cost, cached * (r.input - r.read) / 1e6
+
+    def add(self, usage: Usage | None, rate: Rate | Mapping[str, float] | None = None) -> UsageTracker:
+        if usage is None:
+            return self
+        cost, saved = self._priced(usage, rate)
+        self.totals = add_usage(self.totals, usage)
+        self.cost += cost
+        self.savings += saved
+        self.calls += 1
+        self.last = usage
+        return self
+
+    def subtract(self, usage: Usage | None, rate: Rate | Mapping[str, float] | None = None) -> UsageTracker:
+        if usage is None:
+            return self
+        cost, saved = self._priced(usage, rate)
+        self.totals = subtract_usage(self.totals, usage)
+        self.cost = max(0.0, self.cost - cost)
+        self.savings = max(0.0, self.savings - saved)
+        self.calls = max(0, self.calls - 1)
+        return self
+
+    def cost_usd(self) -> float:
+        return self.cost
+
+    def cache_savings_usd(self) -> float:
+        return self.savings
+
+    def is_over_budget(self, max_usd: float | None = None) -> bool:
+        """Has the cost reached ``max_usd`` (default: the tracker's own budget)? Never
+        true without a budget."""
+        limit = self.max_usd if max_usd is None else max_usd
+        return limit is not None and self.cost >= limit
+
+    def check_budget(self) -> None:
+        """Raise :class:`BudgetExceeded` if the budget is reached (call it before a call)."""
+        if self.is_over_budget():
+            assert self.max_usd is not None
+            raise BudgetExceeded(self.cost, self.max_usd, self.calls)
+
+    def reset(self) -> None:
+        self.totals = Usage()
+        self.cost = self.savings = 0.0
+        self.calls = 0
+        self.last = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": self.cost,
+                "cache_savings_usd": self.savings, "max_usd": self.max_usd}

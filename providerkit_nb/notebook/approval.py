@@ -1,0 +1,192 @@
+"""The approval widget: a call and its arguments, with Approve / Deny / Edit arguments.
+
+A cell that is running cannot receive widget clicks, so ``wait`` blocks with jupyter-ui-poll,
+which lets the kernel handle the widget's messages (and only those) while the cell waits. The
+Stop button raises KeyboardInterrupt inside that wait like anywhere else: the widget says so,
+disables itself, and the call stays "asking" in the store for the next ``resume``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ..approval import Decision, ask_stdin
+from ..core.messages import ToolCall
+
+__all__ = ["ApprovalWidget", "ask_widget", "ask_interactive"]
+
+_HIDDEN = "none"
+
+
+def _display(obj: Any) -> None:
+    from IPython.display import display
+
+    show: Callable[..., Any] = display  # IPython's display is untyped
+    show(obj)
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+class ApprovalWidget:
+    """One question about one call. Drive it from Python (``approve()``, ``deny()``,
+    ``edit()`` then ``editor.value = ...`` and ``submit_edit()``) or by clicking."""
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call
+        self.decision: Decision | None = None
+        pretty = _pretty(call.arguments)
+        self.header = w.HTML(
+            value=(
+                f"<b>Approve this call?</b> <code>{html.escape(call.name)}</code> "
+                f"<small>(call id {html.escape(call.id)})</small>"
+            )
+        )
+        self.arguments_html = w.HTML(
+            value=f'<pre class="pk-approval-args" style="margin:2px 0">{html.escape(pretty)}</pre>'
+        )
+        self.approve_button = w.Button(description="Approve", button_style="success", icon="check")
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+        self.edit_button = w.Button(description="Edit arguments", icon="edit")
+        self.editor = w.Textarea(value=pretty, layout=w.Layout(width="95%", height="8em", display=_HIDDEN))
+        self.run_edited_button = w.Button(
+            description="Run with these arguments", button_style="warning", layout=w.Layout(display=_HIDDEN)
+        )
+        self.status = w.Label(value="waiting for your answer")
+        self.root = w.VBox(
+            [
+                self.header,
+                self.arguments_html,
+                w.HBox([self.approve_button, self.deny_button, self.edit_button]),
+                self.editor,
+                self.run_edited_button,
+                self.status,
+            ],
+            layout=w.Layout(border="1px solid #f0ad4e", padding="4px"),
+        )
+        self.root.add_class("pk-approval")
+        self.approve_button.on_click(lambda _b: self.approve())
+        self.deny_button.on_click(lambda _b: self.deny())
+        self.edit_button.on_click(lambda _b: self.edit())
+        self.run_edited_button.on_click(lambda _b: self.submit_edit())
+
+    @property
+    def buttons(self) -> list[w.Button]:
+        return [self.approve_button, self.deny_button, self.edit_button, self.run_edited_button]
+
+    # answers ---------------------------------------------------------------
+
+    def approve(self) -> None:
+        self._decide(Decision("approve"), "approved: running it")
+
+    def deny(self) -> None:
+        self._decide(Decision("deny"), "denied: the model is told it did not run")
+
+    def edit(self) -> None:
+        """Show the arguments as editable JSON."""
+        if self.decision is None:
+            self.editor.layout.display = None
+            self.run_edited_button.layout.display = None
+
+    def submit_edit(self) -> None:
+        """Run with the edited arguments, if they are a JSON object; else say what is wrong."""
+        try:
+            value = json.loads(self.editor.value)
+        except ValueError as exc:
+            self.status.value = f"not JSON ({exc}): fix the arguments and press the button again"
+            return
+        if not isinstance(value, dict):
+            self.status.value = "the arguments must be a JSON object: fix them and press the button again"
+            return
+        self._decide(Decision("edit", value), "edited: running it with your arguments")
+
+    def _decide(self, decision: Decision, text: str) -> None:
+        if self.decision is not None:
+            return  # the first answer counts
+        self.decision = decision
+        self.status.value = text
+        self._close()
+
+    def _close(self) -> None:
+        for b in self.buttons:
+            b.disabled = True
+        self.editor.disabled = True
+
+    # waiting ---------------------------------------------------------------
+
+    def wait(self, *, poll: Callable[[], Any] | None = None, interval: float = 0.05) -> Decision:
+        """Block until answered. ``poll`` replaces jupyter-ui-poll's event pump (tests)."""
+        try:
+            if poll is not None:
+                while self.decision is None:
+                    poll()
+                    time.sleep(interval)
+            elif self.decision is None:
+                from jupyter_ui_poll import ui_events
+
+                _supply_kernel_iteration()
+                with ui_events() as ui_poll:
+                    while self.decision is None:
+                        ui_poll(10)
+                        time.sleep(interval)
+        except KeyboardInterrupt:
+            self.status.value = "stopped: the call did not run; resume() asks again"
+            self._close()
+            raise
+        assert self.decision is not None
+        return self.decision
+
+    def _ipython_display_(self) -> None:
+        _display(self.root)
+
+
+def _supply_kernel_iteration() -> None:
+    """jupyter-ui-poll (1.1) pumps widget messages with ``Kernel.do_one_iteration``, which
+    ipykernel 7.4 no longer has; its failure is swallowed, so clicks would never arrive. On such
+    a kernel, give it the one step it needs: handle the next message waiting for the main shell
+    (the poll's own handler keeps any execute request for after the cell, as it always does)."""
+    from IPython import get_ipython
+
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None or hasattr(kernel, "do_one_iteration"):
+        return
+    thread = getattr(kernel, "shell_channel_thread", None)
+    if thread is not None:
+        socket = thread.manager._shell_channel_to_main.to_socket
+    else:
+        socket = kernel.shell_stream.socket
+    import zmq
+
+    async def do_one_iteration() -> None:
+        try:
+            msg = socket.recv_multipart(zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return
+        await kernel.dispatch_shell(msg, subshell_id=None, concurrent=True)
+
+    kernel.do_one_iteration = do_one_iteration
+
+
+def ask_widget(call: ToolCall) -> Decision:
+    """Show the question under the running cell and block until it is answered."""
+    widget = ApprovalWidget(call)
+    _display(widget.root)
+    return widget.wait()
+
+
+def ask_interactive(call: ToolCall) -> Decision:
+    """approve="ask": in a notebook the widget (blocking on its clicks), anywhere else a prompt
+    on stdin."""
+    from .live import in_notebook
+
+    return ask_widget(call) if in_notebook() else ask_stdin(call)

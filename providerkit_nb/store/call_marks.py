@@ -1,0 +1,59 @@
+"""Call marks: what a store knows about a tool call beyond the messages.
+
+The canonical history says only that a call was made and, later, what it returned. When a
+person approves calls, the store must also know whether a call was still waiting for that
+person when the process died (then it never started, and the next ``resume`` asks again) or
+whether it had started (then it may have partly run). A mark is kept beside the history, one
+per (conversation, call id), the latest state winning; the message JSON never changes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["CallMark", "ASKING", "STARTED", "ANSWERED", "CALL_STATES", "encode_mark"]
+
+ASKING = "asking"  # saved, and a person is being asked: it has not started
+STARTED = "started"  # about to run (approved, or edited: ``detail`` says how)
+ANSWERED = "answered"  # a result was saved without running it (denied, entered by hand, ...)
+CALL_STATES = (ASKING, STARTED, ANSWERED)
+
+
+@dataclass(slots=True, frozen=True)
+class CallMark:
+    """The latest state of one call, with what was decided (``detail``, plain JSON data)."""
+
+    call_id: str
+    state: str
+    updated_at: datetime
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "call_id": self.call_id,
+            "state": self.state,
+            "updated_at": self.updated_at.isoformat(),
+            "detail": dict(self.detail),
+        }
+
+
+def encode_mark(call_id: str, state: str, detail: dict[str, Any] | None) -> str:
+    """Check a mark and return its detail as compact JSON text (what every store keeps)."""
+    if not isinstance(call_id, str) or not call_id:
+        raise ValueError(f"call_id must be a non-empty string, got {call_id!r}")
+    if state not in CALL_STATES:
+        raise ValueError(f"call state must be one of {CALL_STATES}, got {state!r}")
+    if detail is not None and not isinstance(detail, dict):
+        raise ValueError(f"call mark detail must be a dict, got {type(detail).__name__}")
+    return json.dumps(detail or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode_mark(call_id: str, state: str, detail: str, at: datetime) -> CallMark:
+    """A stored row back into a mark; ValueError when its detail is not a JSON object."""
+    data = json.loads(detail) if detail else {}
+    if not isinstance(data, dict):
+        raise ValueError("its detail is not a JSON object")
+    return CallMark(call_id, state, at, data)

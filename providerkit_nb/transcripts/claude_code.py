@@ -1,0 +1,331 @@
+"""``claude_code``: a Claude Code session file (``~/.claude/projects/<dir>/<session>.jsonl``).
+
+One JSON object per line. ``user`` and ``assistant`` lines carry an Anthropic Messages
+``message``; one API message is split over several lines (one content block each) that share
+``message.id``. The conversation is a tree: it is the chain from the last line back through
+``parentUuid`` (rewinds and forks leave dead branches; a compaction starts a new root), plus the
+results of parallel calls, which Claude Code parents to their own ``tool_use`` line rather than
+to the chain. Lines without ``parentUuid`` (older or hand-written files) are read in file order.
+Progress, file snapshots, queue operations, summaries and system lines are skipped and counted;
+Claude Code's own interruption texts become markers. Converted with the ``anthropic`` importer.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from ..core.messages import Message
+from ..providers.anthropic import from_anthropic_messages
+from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
+
+_MESSAGE_TYPES = frozenset({"user", "assistant"})
+_KNOWN_TYPES = _MESSAGE_TYPES | {"system", "progress", "file-history-snapshot", "queue-operation", "summary"}
+_ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
+_USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
+
+# Claude Code's built-in tools that only read (it runs them without asking for permission).
+READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "NotebookRead", "TodoRead"})
+
+INTERRUPTED_PREFIX = "[Request interrupted by user"
+MISSING_RESULT = "[Tool result missing due to internal error]"
+REJECTED = "User rejected tool use"
+
+
+def detect(source: Source, name: str) -> bool:
+    for obj in source.first_json_lines(8):
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type")
+        msg = obj.get("message")
+        if kind in _MESSAGE_TYPES and isinstance(msg, dict) and (
+            "sessionId" in obj or "parentUuid" in obj or "uuid" in obj or msg.get("role") == kind
+        ):
+            return True
+        if kind in ("file-history-snapshot", "queue-operation") or (
+            kind in ("progress", "system", "summary") and ("sessionId" in obj or "leafUuid" in obj)
+        ):
+            return True
+    return False
+
+
+def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
+    # A session is many small dicts that all stay alive until the end: pausing the cyclic
+    # collector meanwhile keeps it from re-walking them again and again (a third of the time).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _load(source, name, thread)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _load(source: Source, name: str, thread: str | None) -> Transcript:
+    t = Transcript(source.name, name, [], wire="anthropic", read_only_tools=READ_ONLY_TOOLS)
+    parent: dict[str, str | None] = {}  # every line with a uuid (progress lines link the chain too)
+    order: list[str] = []  # those uuids in file order
+    messages: list[tuple[int, dict[str, Any]]] = []
+    leaf: str | None = None
+    linked = False
+    recognised = 0
+    for n, obj in jsonl_records(source, t):
+        kind = obj.get("type") if isinstance(obj.get("type"), str) else None
+        u = obj.get("uuid")
+        bad = _malformed(obj, kind)
+        if bad:
+            t.skip("malformed_line")
+            t.warnings.append(f"{source.name}: line {n} {bad}; skipped")
+            continue
+        recognised += kind in _KNOWN_TYPES
+        if isinstance(u, str):
+            if u in parent:  # the same line written twice (a resumed session copies lines)
+                t.skip("duplicate_line")
+                continue
+            p = obj.get("parentUuid")
+            parent[u] = p if isinstance(p, str) else None
+            order.append(u)
+        if kind in _MESSAGE_TYPES:
+            if obj.get("isSidechain"):
+                t.skip("sidechain")
+                continue
+            messages.append((n, obj))
+            linked = linked or "parentUuid" in obj
+        elif kind == "system":
+            t.skip(f"system:{obj.get('subtype')}")
+        elif kind in _KNOWN_TYPES:
+            t.skip(str(kind))
+            continue
+        else:
+            t.skip(f"line:{kind}")
+            continue
+        if isinstance(u, str) and not obj.get("isSidechain"):
+            leaf = u
+    if not recognised:
+        raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
+    chosen = _conversation(messages, parent, order, leaf, t) if linked else messages
+    for _, o in chosen:
+        if isinstance(o.get("sessionId"), str):
+            t.thread = o["sessionId"]
+    if chosen:
+        last = chosen[-1][1]
+        for key in ("version", "cwd", "gitBranch"):
+            if last.get(key) is not None:
+                t.meta[key] = last[key]
+    if t.thread:
+        t.meta["session_id"] = t.thread
+    if thread is not None and t.thread is not None and thread != t.thread:
+        raise TranscriptError(f"{source.name}: holds session {t.thread}, not {thread!r}")
+    t.messages = _convert(chosen, t)
+    return t
+
+
+def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
+    """Why a line cannot take part in the tree (its links or message are of the wrong type)."""
+    if "uuid" in obj and not isinstance(obj["uuid"], str):
+        return "has a uuid that is not a string"
+    if not isinstance(obj.get("parentUuid"), (str, type(None))):
+        return "has a parentUuid that is not a string"
+    if kind in _MESSAGE_TYPES:
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            return "has no message object"
+        if not isinstance(msg.get("id"), (str, type(None))):
+            return "has a message.id that is not a string"
+    return None
+
+
+def _conversation(
+    messages: list[tuple[int, dict[str, Any]]],
+    parent: dict[str, str | None],
+    order: list[str],
+    leaf: str | None,
+    t: Transcript,
+) -> list[tuple[int, dict[str, Any]]]:
+    """The message lines of the branch the session would resume, in file order: the chain
+    from the leaf back to its root, plus the lines Claude Code hangs beside it (the other
+    lines of a split message, the results of parallel calls).
+
+    A ``parentUuid`` naming a line that is not in the file (a line lost or cut out) is a
+    broken link, not a root: the walk goes on from the line written just before, and a
+    warning says so."""
+    pos: dict[str, int] | None = None
+    chain: set[str] = set()
+    at = leaf
+    while at is not None and at not in chain:
+        chain.add(at)
+        up = parent.get(at)
+        if up is not None and up not in parent:
+            if pos is None:
+                pos = {u: i for i, u in enumerate(order)}
+            i = pos[at]
+            t.warnings.append(
+                f"{t.source}: line {at} points to parent {up}, which is not in the file; "
+                "continuing with the line written before it"
+            )
+            up = order[i - 1] if i > 0 else None
+        at = up
+    on_chain = [o for _, o in messages if o.get("uuid") in chain]
+    msg_ids = {(o.get("message") or {}).get("id") for o in on_chain if o.get("type") == "assistant"} - {None}
+    answered = {i for o in on_chain for i in _result_ids(o)}
+    message_uuids = {o.get("uuid") for _, o in messages}
+    included = set(chain)
+    chosen: list[tuple[int, dict[str, Any]]] = []
+    for n, o in messages:
+        u = o.get("uuid")
+        if u in chain:
+            chosen.append((n, o))
+            continue
+        p = o.get("parentUuid")
+        steps = 0
+        while p is not None and p not in message_uuids and p not in chain and steps < 1000:
+            p = parent.get(p)  # through progress lines, to the message line they hang from
+            steps += 1
+        if p is None or p not in included:
+            continue
+        if o.get("type") == "assistant":
+            ok = (o.get("message") or {}).get("id") in msg_ids
+        else:
+            ids = _result_ids(o)
+            ok = _only_results(o) and not (set(ids) & answered)
+            if ok:
+                answered.update(ids)
+        if ok and isinstance(u, str):
+            included.add(u)
+            chosen.append((n, o))
+    off = len(messages) - len(chosen)
+    if off:
+        t.skip("off_branch", off)
+    return chosen
+
+
+def _blocks(o: dict[str, Any]) -> list[Any]:
+    c = (o.get("message") or {}).get("content")
+    if isinstance(c, str):
+        return [{"type": "text", "text": c}]
+    return c if isinstance(c, list) else []
+
+
+def _result_ids(o: dict[str, Any]) -> list[str]:
+    if o.get("type") != "user":
+        return []
+    return [
+        b["tool_use_id"] for b in _blocks(o)
+        if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+    ]
+
+
+def _only_results(o: dict[str, Any]) -> bool:
+    bs = _blocks(o)
+    return bool(bs) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in bs)
+
+
+def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Message]:
+    """Group lines into Anthropic messages, convert them, and place the markers."""
+    wire: list[dict[str, Any]] = []
+    where: list[int] = []  # line number of each wire message
+    produced: list[int] = []  # canonical messages each wire message turns into
+    pending_markers: list[tuple[int, Marker]] = []  # (wire message index, marker)
+    last_msg_id: str | None = None
+    for n, o in chosen:
+        kind = o["type"]
+        msg = o.get("message") or {}
+        blocks: list[Any] = []
+        for b in _blocks(o):
+            bt = b.get("type") if isinstance(b, dict) else None
+            bt = bt if isinstance(bt, str) else None
+            allowed = _ASSISTANT_BLOCKS if kind == "assistant" else _USER_BLOCKS
+            if bt in allowed and _base64_source(b):
+                blocks.append(_result_kept(b, t) if bt == "tool_result" else b)
+            else:
+                t.skip(f"block:{bt}")
+        if kind == "assistant":
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+            if wire and wire[-1]["role"] == "assistant" and mid is not None and mid == last_msg_id:
+                wire[-1]["content"].extend(blocks)
+                continue
+            last_msg_id = mid
+            if not blocks:
+                t.skip("empty_line")
+                continue
+            wire.append({"role": "assistant", "content": blocks})
+            where.append(n)
+            produced.append(1)
+            continue
+        last_msg_id = None
+        if not blocks:
+            t.skip("empty_line")
+            continue
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        at = len(wire)
+        wire.append({"role": "user", "content": blocks})
+        where.append(n)
+        produced.append(len(results) + (1 if len(results) < len(blocks) else 0))
+        rejected = o.get("toolUseResult") == REJECTED
+        for b in results:
+            text = _result_text(b.get("content"))
+            if rejected:
+                pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))
+            elif text.strip() == MISSING_RESULT:
+                pending_markers.append((at, Marker("result_missing", None, MISSING_RESULT, [b.get("tool_use_id", "")])))
+        for b in blocks:
+            if b.get("type") == "text" and (b.get("text") or "").startswith(INTERRUPTED_PREFIX):
+                pending_markers.append((at, Marker("user_interrupt", None, b["text"].strip())))
+    try:
+        out = from_anthropic_messages(wire)
+    except ValueError as exc:
+        text = str(exc)
+        line = _line_of(text, where)
+        raise TranscriptError(f"{t.source}: {line}{text}") from exc
+    ends: list[int] = []
+    total = 0
+    for k in produced:
+        total += k
+        ends.append(total - 1)
+    for at, marker in pending_markers:
+        marker.index = ends[at] if ends[at] >= 0 else None
+        t.markers.append(marker)
+    return out
+
+
+def _base64_source(b: dict[str, Any]) -> bool:
+    """Images and documents travel inline in a canonical history; a URL or file reference
+    cannot (such a block is skipped and counted)."""
+    kind = (b.get("source") or {}).get("type")
+    if b.get("type") == "image":
+        return kind == "base64"
+    return b.get("type") != "document" or kind in ("base64", "text")
+
+
+def _result_kept(b: dict[str, Any], t: Transcript) -> dict[str, Any]:
+    """A tool_result with only the content blocks a canonical result holds (text, inline
+    images); others (tool references, linked images) are counted in ``skipped``."""
+    content = b.get("content")
+    if not isinstance(content, list):
+        return b
+    kept = []
+    for c in content:
+        kind = c.get("type") if isinstance(c, dict) else None
+        kind = kind if isinstance(kind, str) else None
+        if kind == "text" or (kind == "image" and isinstance(c, dict) and _base64_source(c)):
+            kept.append(c)
+        else:
+            t.skip(f"block:tool_result:{kind}")
+    return b if len(kept) == len(content) else {**b, "content": kept}
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def _line_of(text: str, where: list[int]) -> str:
+    import re
+
+    m = re.match(r"messages\[(\d+)\]", text)
+    if m and int(m.group(1)) < len(where):
+        return f"line {where[int(m.group(1))]}: "
+    return ""

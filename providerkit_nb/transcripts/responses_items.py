@@ -1,0 +1,119 @@
+"""Responses-API input items as canonical messages: the one reader behind ``codex`` rollouts and
+``openai_agents`` sessions (both persist the items they send, one per line or row).
+
+The conversion itself is the ``responses`` importer's (``from_responses_input``); this module
+adds what a persisted source needs on top: custom (free-form) tool calls read as function calls,
+hosted tool items (web search, computer use, MCP...) skipped and counted rather than refused,
+markers placed at the canonical index they belong to, and errors that name the source's line or
+row instead of an index into a list the user never saw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..core.messages import Message
+from ..providers.openai_responses import from_responses_input
+from .base import Marker, Transcript, TranscriptError
+
+__all__ = ["ItemReader"]
+
+# Item types from_responses_input reads as they are.
+_READ = frozenset({"message", "reasoning", "function_call", "function_call_output"})
+# Free-form tool calls (Codex's apply_patch): a call and an output like a function's, with the
+# raw text input where a function call has its JSON arguments.
+_CUSTOM = {"custom_tool_call": "function_call", "custom_tool_call_output": "function_call_output"}
+
+_INPUT_AT = re.compile(r"input\[(\d+)\]")
+
+
+class ItemReader:
+    """Collects items (each with the place it came from) and markers, then converts once."""
+
+    def __init__(self, t: Transcript) -> None:
+        self.t = t
+        self.items: list[dict[str, Any]] = []
+        self.places: list[str] = []
+        self._marks: list[tuple[int, Marker]] = []  # (number of items before it, marker)
+
+    def add(self, item: Any, place: str) -> None:
+        """One persisted item; what canonical messages cannot hold is counted in ``skipped``."""
+        if not isinstance(item, dict):
+            self.t.skip("malformed_item")
+            self.t.warnings.append(f"{self.t.source}: {place} is not a JSON object; skipped")
+            return
+        kind = item.get("type")
+        if not isinstance(kind, (str, type(None))):
+            kind = "(invalid type)"
+        if kind is None and "role" in item:
+            kind = "message"
+        if kind in _CUSTOM:
+            item = _from_custom(item)
+        elif kind == "local_shell_call":
+            item = _from_local_shell(item)
+        elif kind not in _READ:
+            self.t.skip(f"item:{kind}")
+            return
+        if item.get("type", "message") == "message" and not isinstance(item.get("role"), str):
+            self.t.skip("item:message:(no role)")
+            return
+        if item.get("type", "message") == "message" and item.get("role") not in (
+            "user",
+            "assistant",
+            "system",
+            "developer",
+        ):
+            self.t.skip(f"item:message:{item.get('role')}")
+            return
+        self.items.append(item)
+        self.places.append(place)
+
+    def mark(self, kind: str, text: str, ids: list[str] | None = None) -> None:
+        """A marker at the current end of the conversation."""
+        self._marks.append((len(self.items), Marker(kind, None, text, list(ids or []))))
+
+    def reset(self, items: list[Any], place: str) -> None:
+        """Compaction: the history so far is replaced by ``items``."""
+        self.items.clear()
+        self.places.clear()
+        self._marks = [(0, m) for _, m in self._marks]
+        for j, item in enumerate(items):
+            self.add(item, f"{place}, replacement_history[{j}]")
+
+    def messages(self) -> list[Message]:
+        msgs = self._convert(self.items)
+        for at, marker in self._marks:
+            n = len(self._convert(self.items[:at])) if at else 0
+            marker.index = n - 1 if n else None
+            self.t.markers.append(marker)
+        return msgs
+
+    def _convert(self, items: list[dict[str, Any]]) -> list[Message]:
+        try:
+            return from_responses_input(items)
+        except ValueError as exc:
+            text = str(exc)
+            m = _INPUT_AT.search(text)
+            place = self.places[int(m.group(1))] if m and int(m.group(1)) < len(self.places) else "an item"
+            text = _INPUT_AT.sub("item", text)
+            raise TranscriptError(f"{self.t.source}: {place}: {text}") from exc
+
+
+def _from_custom(item: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in item.items() if k not in ("type", "input")}
+    out["type"] = _CUSTOM[item["type"]]
+    if item["type"] == "custom_tool_call":
+        raw = item.get("input")
+        out["arguments"] = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    return out
+
+
+def _from_local_shell(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "call_id": item.get("call_id") or item.get("id"),
+        "name": "local_shell",
+        "arguments": json.dumps(item.get("action") or {}, ensure_ascii=False),
+    }

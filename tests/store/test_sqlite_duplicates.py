@@ -1,0 +1,108 @@
+"""Duplicate detection in NotebookStore without an index on the hash (issue 18).
+
+Each store object keeps a map of the conversation's hashes; these tests check that the answer
+(``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when another
+connection writes or deletes in between, after a reopen, and on a file made before the change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import providerkit_nb as pk
+from providerkit_nb.store.sqlite import APPLICATION_ID, MIGRATIONS, NotebookStore
+
+
+def _column(path: Path, cid: str) -> list[tuple[int, int | None]]:
+    with sqlite3.connect(path) as c:
+        return list(c.execute("SELECT seq, duplicate_of FROM messages WHERE conversation_id = ? "
+                              "ORDER BY seq", (cid,)))
+
+
+def test_other_connection_writes_in_between(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    a, b = NotebookStore(path), NotebookStore(path)
+    one, two = pk.UserMessage("one"), pk.UserMessage("two")
+    assert a.save("c", one).duplicate_of is None  # seq 1
+    assert b.save("c", two).duplicate_of is None  # seq 2, unseen by a
+    assert a.save("c", two).duplicate_of == 2  # a catches up on b's row
+    assert b.save("c", one).duplicate_of == 1  # seq 4: b catches up on a's rows
+    assert a.save("c", one).duplicate_of == 4  # the latest earlier row, not the first
+    assert _column(path, "c") == [(1, None), (2, None), (3, 2), (4, 1), (5, 4)]
+    a.close()
+    b.close()
+
+
+def test_other_connection_deletes(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    a, b = NotebookStore(path), NotebookStore(path)
+    m = pk.UserMessage("same")
+    a.save("c", m)
+    a.save("c", pk.UserMessage("other"))
+    assert b.delete("c") == 2
+    saved = a.save("c", m)  # a's map still lists the deleted rows
+    assert (saved.seq, saved.duplicate_of) == (1, None)
+    assert _column(path, "c") == [(1, None)]
+    assert b.save("c", m).duplicate_of == 1
+    a.close()
+    b.close()
+
+
+def test_own_delete_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with NotebookStore(path) as s:
+        m = pk.UserMessage("hello")
+        s.save("c", m)
+        s.delete("c")
+        assert s.save("c", m).duplicate_of is None
+        s.save("c", pk.UserMessage("more"))
+    with NotebookStore(path) as s:  # a new object reads the hashes on its first save
+        assert s.save("c", m).duplicate_of == 1
+        assert s.save("d", m).duplicate_of is None  # per conversation
+    with NotebookStore(path) as s:  # ... or takes them from a load
+        assert len(s.load("c")) == 3
+        assert s.save("c", pk.UserMessage("more")).duplicate_of == 2
+
+
+def test_load_then_other_writer_then_save(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    a, b = NotebookStore(path), NotebookStore(path)
+    m = pk.UserMessage("x")
+    a.save("c", pk.UserMessage("first"))
+    assert len(a.load("c")) == 1  # a's map now comes from this load
+    b.save("c", m)  # seq 2, after a's load
+    saved = a.save("c", m)
+    assert (saved.seq, saved.duplicate_of) == (3, 2)
+    assert _column(path, "c") == [(1, None), (2, None), (3, 2)]
+    a.close()
+    b.close()
+
+
+def test_file_from_before_the_change(tmp_path: Path) -> None:
+    """A store at schema 2 (with the hash index, rows written by the old statement) opens,
+    loses the index, and keeps finding duplicates among its old rows."""
+    path = tmp_path / "old.sqlite"
+    msgs: list[pk.Message] = [pk.UserMessage("a"), pk.AssistantMessage("b"), pk.UserMessage("a")]
+    with sqlite3.connect(path, isolation_level=None) as c:
+        for number in range(2):
+            for stmt in MIGRATIONS[number]:
+                c.execute(stmt)
+        c.execute("PRAGMA user_version = 2")
+        assert c.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        from providerkit_nb.store.base import encode_message
+
+        for seq, m in enumerate(msgs, 1):
+            text, digest = encode_message(m)
+            c.execute("INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of) "
+                      "VALUES ('c', ?, '2026-01-01T00:00:00+00:00', ?, ?, ?)",
+                      (seq, digest, text, 1 if seq == 3 else None))
+        assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 1
+    s = NotebookStore(path)
+    with s:
+        assert s.schema_version == len(MIGRATIONS)
+        assert s.load("c") == msgs
+        assert s.save("c", pk.UserMessage("a")).duplicate_of == 3
+        assert s.save("c", pk.AssistantMessage("b")).duplicate_of == 2
+    with sqlite3.connect(path) as c:
+        assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 0

@@ -1,0 +1,120 @@
+"""``providerkit-nb inspect`` and ``repair`` through a real subprocess: the three exit statuses,
+the JSON shape the issue fixes, the HTML report, and the repaired file importing back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import providerkit_nb as pk
+
+from .conftest import FIXTURES
+
+REPO = Path(__file__).resolve().parents[2]
+JSON_KEYS = {"source", "format", "thread", "messages", "skipped", "problems", "interrupted", "orphans",
+             "pending_approval", "changes"}
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "providerkit_nb", *map(str, args)],
+        capture_output=True, text=True, timeout=120, cwd=REPO,
+    )
+
+
+def test_a_valid_transcript_exits_0_with_a_readable_report():
+    r = run("inspect", FIXTURES / "vercel_ui_complete.json")
+    assert r.returncode == 0, r.stderr
+    assert "vercel_ui" in r.stdout and "0 problem(s)" in r.stdout
+
+
+def test_problems_exit_1_and_the_json_has_exactly_the_issue_shape():
+    db = FIXTURES / "openai_agents_sessions.db"
+    r = run("inspect", db, "--thread", "weather-broken", "--json")
+    assert r.returncode == 1, r.stderr
+    out = json.loads(r.stdout)
+    assert set(out) == JSON_KEYS
+    assert out["format"] == "openai_agents" and out["thread"] == "weather-broken"
+    assert out["source"] == str(db)
+    assert isinstance(out["messages"], int) and out["messages"] > 0
+    assert all(set(p) == {"rule", "index", "message"} for p in out["problems"])
+    assert [set(i) for i in out["interrupted"]] == [{"id", "original_id", "name", "read_only"}]
+    assert out["interrupted"][0]["original_id"] == "call_get_weather_1"
+    assert out["orphans"] == ["call_lookup_9"]
+    assert out["pending_approval"] == []
+    assert {c["kind"] for c in out["changes"]} == {"added_interrupted_result", "result_to_note"}
+
+
+def test_pending_approval_is_listed_and_not_a_problem():
+    r = run("inspect", FIXTURES / "vercel_ui_approval.json", "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["pending_approval"] == ["call-approval-1"] and out["problems"] == []
+
+
+def test_several_threads_without_thread_are_listed_and_exit_2():
+    r = run("inspect", FIXTURES / "openai_agents_sessions.db")
+    assert r.returncode == 2
+    assert "weather-complete" in r.stderr and "weather-broken" in r.stderr and "--thread" in r.stderr
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("inspect", "no/such/file.jsonl"),
+        ("inspect", FIXTURES / "VERSIONS.json"),
+        ("inspect", FIXTURES / "vercel_ui_complete.json", "--format", "codex"),
+        ("inspect", FIXTURES / "vercel_ui_complete.json", "--wire", "carrier_pigeon"),
+    ],
+)
+def test_an_unreadable_source_exits_2_with_one_line_naming_the_file(args):
+    r = run(*args)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(args[1]) in lines[0], r.stderr
+
+
+def test_a_usage_error_exits_2():
+    assert run("inspect").returncode == 2
+    assert run("repair", FIXTURES / "codex_turn_aborted.jsonl").returncode == 2  # no -o
+
+
+def test_html_writes_the_before_after_report_escaped(tmp_path):
+    page = tmp_path / "report.html"
+    r = run("inspect", FIXTURES / "codex_turn_aborted.jsonl", "--html", page)
+    assert r.returncode == 1
+    text = page.read_text()
+    assert text.startswith("<!doctype html>") and "call_slow_1" in text and "<script" not in text
+
+
+def test_repair_writes_canonical_jsonl_that_imports_and_validates(tmp_path):
+    src = FIXTURES / "claude_code_killed_mid_tool.jsonl"
+    before = hashlib.sha256(src.read_bytes()).hexdigest()
+    out = tmp_path / "repaired.jsonl"
+    r = run("repair", src, "-o", out)
+    assert r.returncode == 1, r.stderr  # it had problems; the repaired file is written anyway
+    assert hashlib.sha256(src.read_bytes()).hexdigest() == before
+    store = pk.MemoryStore()
+    store.import_jsonl(out)  # the existing import path takes it
+    [info] = store.conversations()
+    thread = json.loads(run("inspect", src, "--json").stdout)["thread"]
+    assert info.id == thread  # saved under the session's own id
+    messages = store.load(thread)
+    assert pk.validate_history(messages, wire="anthropic") == []
+    assert any(m.role == "tool" and m.tool_call_id == "toolu_02Lint" for m in messages)
+    # and the repaired file is itself a valid transcript
+    assert run("inspect", out).returncode == 0
+
+
+def test_repair_refuses_to_write_in_place(tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_bytes((FIXTURES / "codex_turn_aborted.jsonl").read_bytes())
+    before = src.read_bytes()
+    r = run("repair", src, "-o", src)
+    assert r.returncode == 2 and "in place" in r.stderr
+    assert src.read_bytes() == before

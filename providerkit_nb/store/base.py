@@ -384,10 +384,16 @@ class BaseStore:
     def unfinished(self) -> list[str]:
         """Ids of the conversations whose stored history ends unanswered (a user message with no
         answer, tool calls without results, results the model has not seen), read from the
-        history itself. Not crash detection: a conversation running right now is listed too."""
-        return sorted(
-            info.id for info in self.conversations() if ends_unanswered(self.load(info.id))
-        )
+        history itself. Not crash detection: a conversation running right now is listed too.
+        A conversation with a row that does not decode is listed as well (it needs a person, and
+        its own ``load`` names the row), so one damaged row does not hide the others."""
+        return sorted(info.id for info in self.conversations() if self._unanswered(info.id))
+
+    def _unanswered(self, conversation_id: str) -> bool:
+        try:
+            return ends_unanswered(self.load(conversation_id))
+        except StoreCorruptError:
+            return True
 
     # ---- lifecycle
 

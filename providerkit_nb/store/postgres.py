@@ -24,6 +24,7 @@ from .base import (
     ConversationInfo,
     ConversationMeta,
     SavedMessage,
+    StoreCorruptError,
     StoredMessage,
     StoreError,
     StoreLockedError,
@@ -381,9 +382,12 @@ class PostgresStore(BaseStore):
             rows = cur.fetchall()
         out = []
         for cid, seq, digest, at, body in rows:
-            last = self._decode(cid, StoredMessage(seq, digest, at, body))
-            history = [last] if last.role != "system" else self.load(cid)
-            if ends_unanswered(history):
+            try:
+                last = self._decode(cid, StoredMessage(seq, digest, at, body))
+            except StoreCorruptError:
+                out.append(cid)  # as BaseStore.unfinished: a damaged row needs a person
+                continue
+            if self._unanswered(cid) if last.role == "system" else ends_unanswered([last]):
                 out.append(cid)
         return sorted(out)
 

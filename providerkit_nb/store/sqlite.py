@@ -451,7 +451,14 @@ class NotebookStore(BaseStore):
             # the hashes came with the rows: the next save here needs no read of its own
             self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows})
         parse = datetime.fromisoformat
-        return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
+        try:
+            return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
+        except (TypeError, ValueError):
+            bad = next(s for s, _, t, _ in rows if not _is_timestamp(t))
+            raise StoreCorruptError(
+                f"{self!r}: conversation {conversation_id!r} row seq={bad} has a damaged "
+                "created_at; fix or delete that row by hand (sqlite3 on the file) to load the rest"
+            ) from None
 
     def conversations(self) -> list[ConversationInfo]:
         with self._read("list conversations") as c:
@@ -595,3 +602,11 @@ class NotebookStore(BaseStore):
             locks = self.__dict__.pop("_file_locks", None)
             if locks is not None:
                 locks.close()
+
+
+def _is_timestamp(value: object) -> bool:
+    try:
+        datetime.fromisoformat(value)  # type: ignore[arg-type]  # a damaged row may hold anything
+    except (TypeError, ValueError):
+        return False
+    return True

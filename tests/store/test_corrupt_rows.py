@@ -113,3 +113,28 @@ def test_a_damaged_lost_turn_is_a_store_error_naming_it(tmp_path: Any) -> None:
             db.execute("UPDATE lost_turns SET turn = ?", (body,))
         with pk.NotebookStore(path) as s, pytest.raises(StoreCorruptError, match=r"conversation 'c' lost turn 1"):
             s.lost_turns("c")
+
+
+def test_a_damaged_timestamp_names_the_row(tmp_path: Any) -> None:
+    path = tmp_path / "t.providerkit.sqlite"
+    with pk.NotebookStore(path) as s:
+        for m in HISTORY:
+            s.save("c", m)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE messages SET created_at = 'last tuesday' WHERE seq = 3")
+    with pk.NotebookStore(path) as s, pytest.raises(StoreCorruptError) as ei:
+        s.load("c")
+    text = str(ei.value)
+    assert str(path) in text and "'c'" in text and "seq=3" in text and "created_at" in text
+
+
+def test_unfinished_lists_a_damaged_conversation_and_still_reads_the_others(backing: Backing) -> None:
+    store = backing.new()
+    for m in HISTORY:
+        store.save("done", m)
+        store.save("damaged", m)
+    for m in HISTORY[:2]:  # a call without its result
+        store.save("open", m)
+    _damage(backing, store, "damaged", 4, "garbage")  # its last row
+    fresh = backing.new() if backing.durable else store
+    assert fresh.unfinished() == ["damaged", "open"]

@@ -114,7 +114,7 @@ _LAZY: dict[str, str] = {
     "read_jsonl": "providerkit_nb.store.jsonl",
     "write_jsonl": "providerkit_nb.store.jsonl",
     # notebook
-    "Conversation": "providerkit_nb.conversation",
+    "Conversation": "providerkit_nb.notebook.conversation",
     "history_frame": "providerkit_nb.notebook.frames",
     "changes_frame": "providerkit_nb.notebook.frames",
     "interrupted_frame": "providerkit_nb.notebook.frames",

@@ -17,14 +17,12 @@ import json
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-from .core.messages import AssistantMessage, ToolCall, ToolMessage
-from .core.repair import InterruptedCall
+from .core.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from .core.repair import InterruptedCall, Repaired
+from .core.tools import ToolRegistry
 from .store.call_marks import ANSWERED, ASKING, STARTED
-
-if TYPE_CHECKING:
-    from .conversation import Conversation
 
 __all__ = [
     "Decision",
@@ -39,6 +37,32 @@ __all__ = [
     "ask_stdin",
     "open_interrupted",
 ]
+
+
+class Facade(Protocol):
+    """What the approval step needs of the facade (``conversation.Conversation``), named here
+    so that this module, which the facade imports, does not import it back."""
+
+    store: Any
+    id: str
+    tools: ToolRegistry
+    repaired: Repaired
+    _asking: set[str]
+    _approver: Callable[[ToolCall], Decision] | None
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+    def is_read_only(self, name: str) -> bool: ...
+
+    def reload(self) -> Repaired: ...
+
+    def _save(self, message: Message) -> None: ...
+
+    def _calls_by_id(self) -> dict[str, ToolCall]: ...
+
+    @staticmethod
+    def _ask(call: ToolCall) -> Decision: ...
 
 # What the model reads in place of a result. Fixed texts: the same decision gives the same bytes,
 # so a prompt cache keeps hitting.
@@ -151,14 +175,14 @@ def ask_stdin(
 # --------------------------------------------------------------------------- the loop's side
 
 
-def mark(convo: Conversation, call_id: str, state: str, detail: dict[str, Any] | None = None) -> None:
+def mark(convo: Facade, call_id: str, state: str, detail: dict[str, Any] | None = None) -> None:
     """Record a call's state beside the history (a store without marks just does not keep it)."""
     put = getattr(convo.store, "mark_call", None)
     if put is not None:
         put(convo.id, call_id, state, detail)
 
 
-def mark_asking(convo: Conversation, calls: list[ToolCall]) -> None:
+def mark_asking(convo: Facade, calls: list[ToolCall]) -> None:
     """Before the calling message is saved: the calls a person must approve are "asking"."""
     for call in calls:
         if not convo.is_read_only(call.name):
@@ -174,7 +198,7 @@ def asking_ids(store: Any, conversation_id: str) -> set[str]:
     return {cid for cid, m in read(conversation_id).items() if m.state == ASKING}
 
 
-def run_call(convo: Conversation, call: ToolCall, decide: Callable[[ToolCall], Decision]) -> None:
+def run_call(convo: Facade, call: ToolCall, decide: Callable[[ToolCall], Decision]) -> None:
     """Ask about one call, then save what was decided as its result. A Stop while the question
     is open leaves the call marked "asking": the next ``resume`` asks again."""
     decision = decide(call)
@@ -193,7 +217,7 @@ def run_call(convo: Conversation, call: ToolCall, decide: Callable[[ToolCall], D
     convo._asking.discard(call.id)
 
 
-def answer_pending(convo: Conversation) -> None:
+def answer_pending(convo: Facade) -> None:
     """Ask again about the calls that were waiting when the last process stopped."""
     decide = convo._approver or convo._ask  # the question was open: it is asked again
     by_id = convo._calls_by_id()
@@ -203,7 +227,7 @@ def answer_pending(convo: Conversation) -> None:
             run_call(convo, call, decide)
 
 
-def skip_pending(convo: Conversation) -> None:
+def skip_pending(convo: Facade) -> None:
     """A new user message while calls wait: they did not run, and the model is told so."""
     by_id = convo._calls_by_id()
     for p in convo.repaired.pending:
@@ -217,7 +241,7 @@ def skip_pending(convo: Conversation) -> None:
 # --------------------------------------------------------------------------- settling by hand
 
 
-def open_interrupted(convo: Conversation) -> list[InterruptedCall]:
+def open_interrupted(convo: Facade) -> list[InterruptedCall]:
     """Interrupted calls whose result can still be recorded in place: calls of the last
     assistant message (only results after it) that kept their id. Elsewhere the conversation
     went on without the result, so only the repair text fits."""
@@ -232,7 +256,7 @@ def open_interrupted(convo: Conversation) -> list[InterruptedCall]:
     return [r for r in convo.repaired.interrupted if r.original_id in ids and r.id == r.original_id]
 
 
-def settle(convo: Conversation, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
+def settle(convo: Facade, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
     """Record what became of an interrupted call: "ran" (the person says what happened, in
     ``note``), "run" (run it now, save the real result) or "model" (the repair text)."""
     convo.reload()

@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from . import approval
 from .compact import active_history, compaction_messages, summarize
+from .console import Show, terminal_display
 from .core.compaction import guess_context_window, history_budget_tokens, needs_compaction, pick_cut
 from .core.errors import ErrorKind, ProviderError
 from .core.messages import (
@@ -74,6 +75,10 @@ def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
 
 class Conversation:
     """``Conversation(store, conversation_id, provider, tools, system=None)``.
+
+    This is the facade without a notebook (a terminal, a worker of ``resume_many``); what
+    ``pk.Conversation`` gives is the notebook layer's subclass, which adds ``view()``, HTML
+    live display and the approval widget.
 
     ``options`` are per-call options passed to every ``create_stream`` (effort, max_tokens...).
     ``display`` is "auto" (live display in a notebook, plain text in a terminal), True or False.
@@ -265,14 +270,12 @@ class Conversation:
         return turn
 
     def _stream_turn(self, messages: list[Message], step: int) -> Turn:
-        from .notebook.live import live_display
-
         tools = self.tools.definitions() or None
         asm = TurnAssembler()
         started = time.time()
         t0 = time.monotonic()
         first: float | None = None
-        show: Callable[[TurnAssembler, bool], None] = live_display(self.display)
+        show: Show = self._live_display()
         options = self.options if self._json is None else {**self.options, "json": self._json}
         stream = self.provider.create_stream(
             messages, tools, session_id=self.session_id, **options
@@ -337,26 +340,23 @@ class Conversation:
         except Exception:  # the side table is for inspection; never mask the real failure
             pass
 
+    # The faces of the facade. Here, those of a terminal or a worker; the notebook layer's
+    # Conversation (``pk.Conversation``) draws HTML in place, asks through a widget and adds
+    # ``view()``, so this layer never imports the notebook's.
+
+    def _live_display(self) -> Show:
+        return terminal_display(self.display)
+
     @staticmethod
     def _ask(call: ToolCall) -> approval.Decision:
-        """approve="ask": the widget in a notebook, a prompt on stdin anywhere else."""
-        from .notebook.approval import ask_interactive
-
-        return ask_interactive(call)
+        """approve="ask" without a notebook: a prompt on stdin."""
+        return approval.ask_stdin(call)
 
     def settle(self, call_id: str, how: approval.SettleHow, *, note: str | None = None) -> ToolMessage:
         """Decide by hand what became of an interrupted call that may have run, and save it:
         ``"ran"`` (``note`` says what happened; saved as entered by the user), ``"run"`` (run it
         now and save the real result) or ``"model"`` (the repair text: the model decides)."""
         return approval.settle(self, call_id, how, note)
-
-    # display ---------------------------------------------------------------
-
-    def view(self) -> Any:
-        """A widget: the history before and after repair, and the interrupted calls."""
-        from .notebook.widgets import HistoryView
-
-        return HistoryView(self)
 
     def __repr__(self) -> str:
         spent = ""

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
+from ..console import Show, TerminalLive, no_display
 from ..core.turn import TurnAssembler
-
-Show = Callable[[TurnAssembler, bool], None]
 
 _MIN_INTERVAL = 0.1
 
@@ -33,16 +31,12 @@ def in_notebook() -> bool:
 
 def live_display(mode: bool | str = "auto") -> Show:
     if mode is False:
-        return _noop
+        return no_display
     if mode == "auto":
-        return _NotebookLive() if in_notebook() else _TerminalLive()
+        return _NotebookLive() if in_notebook() else TerminalLive()
     if mode == "notebook":
         return _NotebookLive()
-    return _TerminalLive()
-
-
-def _noop(asm: TurnAssembler, final: bool) -> None:
-    return None
+    return TerminalLive()
 
 
 class _NotebookLive:
@@ -64,33 +58,3 @@ class _NotebookLive:
             self._handle = display(body, display_id=True)
         else:
             self._handle.update(body)
-
-
-class _TerminalLive:
-    def __init__(self, out: Any = None) -> None:
-        self._out = out or sys.stdout
-        self._text = 0
-        self._reasoning = 0
-        self._calls = 0
-
-    def __call__(self, asm: TurnAssembler, final: bool) -> None:
-        write = self._out.write
-        pieces = asm.reasoning_pieces
-        if len(pieces) > self._reasoning:
-            if self._reasoning == 0:
-                write("[thinking] ")
-            write("".join(pieces[self._reasoning :]))
-            self._reasoning = len(pieces)
-        pieces = asm.text_pieces
-        if len(pieces) > self._text:
-            if self._text == 0 and self._reasoning:
-                write("\n")
-            write("".join(pieces[self._text :]))
-            self._text = len(pieces)
-        if final:
-            snap = asm.snapshot()
-            for c in (snap.message.tool_calls or [])[self._calls :]:
-                write(f"\n-> {c.name}({c.arguments})")
-            self._calls = len(snap.message.tool_calls or [])
-            write("\n")
-        self._out.flush()

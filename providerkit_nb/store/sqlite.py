@@ -288,8 +288,19 @@ class NotebookStore(BaseStore):
     def _check_identity(self, conn: sqlite3.Connection, exists: bool) -> int:
         """Refuse another application's database or a newer store before writing anything;
         returns the schema version read."""
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        # One read transaction, so the three reads see one snapshot: read one by one, a store
+        # that another process is creating right now looks like tables without our id.
+        conn.execute("BEGIN")
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = (
+                []
+                if app_id == APPLICATION_ID
+                else [r[0] for r in conn.execute("SELECT name FROM sqlite_master LIMIT 6")]
+            )
+        finally:
+            conn.execute("COMMIT")
         if app_id == APPLICATION_ID:
             if version > len(MIGRATIONS):
                 raise self._fail(
@@ -299,7 +310,6 @@ class NotebookStore(BaseStore):
                     "It was not changed. Upgrade providerkit_nb to open it.",
                 )
             return version
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master LIMIT 6")]
         if app_id != 0 or version != 0 or tables:
             listed = ", ".join(tables[:5]) or "none"
             raise self._fail(

@@ -8,6 +8,8 @@ real HTTP server in test_kernel.py.
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 import providerkit_nb as pk
@@ -181,3 +183,25 @@ def test_terminal_display_prints_the_turn_as_it_streams(store, capsys):
     convo = pk.Conversation(store, "c", provider, display=True)
     convo.send("hi")
     assert "Streaming works." in capsys.readouterr().out
+
+
+def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_view(
+    store, capsys, monkeypatch
+):
+    """The facade below the notebook layer works with no notebook at all (a terminal, a
+    worker); pk.Conversation is the notebook layer's, which adds view()."""
+    from providerkit_nb.conversation import Conversation as Headless
+
+    assert issubclass(pk.Conversation, Headless) and not hasattr(Headless, "view")
+    provider = simulate.ScriptedProvider(
+        [simulate.call_turn([("write_file", {"path": "x"})]), simulate.text_turn("Declined, then.")]
+    )
+    tools = _tools_recording_order(store, "h", [])
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))  # the person types n
+    convo = Headless(store, "h", provider, tools, display=True, approve="ask")
+    turn = convo.send("write x")
+    out = capsys.readouterr().out
+    assert "write_file" in out and "Declined, then." in out and turn.message.content == "Declined, then."
+    result = [m for m in store.load("h") if m.role == "tool"][0]
+    assert result.content == pk.DENIED_TEXT
+    assert pk.Conversation(store, "h", provider, tools).view() is not None

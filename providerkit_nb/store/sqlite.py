@@ -21,6 +21,7 @@ import sqlite3
 import stat
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -275,7 +276,7 @@ class NotebookStore(BaseStore):
         try:
             version = self._check_identity(conn, exists)
             if not wal:  # WAL mode is kept in the file; setting it again costs a lock and a read
-                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                self._switch_to_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             self._migrate(conn, version)
         except BaseException as exc:
@@ -284,6 +285,24 @@ class NotebookStore(BaseStore):
                 raise self._translate(exc, "open") from exc
             raise
         return conn
+
+    def _switch_to_wal(self, conn: sqlite3.Connection) -> None:
+        """``PRAGMA journal_mode=WAL``, waiting out other processes opening the same new file.
+
+        SQLite answers "database is locked" at once, without its busy handler, when another
+        connection holds the file while the journal mode changes (seen with several processes
+        creating one store together), so the wait up to ``busy_timeout`` is done here."""
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.002
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def _check_identity(self, conn: sqlite3.Connection, exists: bool) -> int:
         """Refuse another application's database or a newer store before writing anything;

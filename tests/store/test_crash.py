@@ -92,6 +92,7 @@ class Child:
     def __init__(self, forker: Forker, backing: Backing, cid: str, seed: int, count: int = 0,
                  go: Path | None = None):
         self.forker = forker
+        self.backing = backing
         self.out = forker.workdir / f"{cid}-{seed}.out"
         self.err = Path(str(self.out) + ".err")
         self.pid = forker.ask(op="run", kind=backing.kind, target=backing.target, cid=cid,
@@ -115,6 +116,8 @@ class Child:
     def kill(self) -> None:
         os.kill(self.pid, signal.SIGKILL)
         self.wait()
+        if self.backing.kind == "postgres":
+            _server_done_with_the_dead(self.backing.target)
 
     def wait(self) -> int:
         if self.status is None:
@@ -149,6 +152,24 @@ def _check_conversation(
     assert validate_history(repaired.messages) == [], f"{where}: repaired history invalid"
     assert _pairing_problems(repaired.messages) == [], f"{where}: {_pairing_problems(repaired.messages)}"
     return n, bool(_pairing_problems(loaded))
+
+
+def _server_done_with_the_dead(dsn: str, limit: float = 10.0) -> None:
+    """A statement a killed client had already sent still runs (and commits) on the server;
+    what survived is only known once no other backend of this database is busy."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as db:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            busy = db.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+                "AND state IN ('active', 'idle in transaction', 'idle in transaction (aborted)')"
+            ).fetchone()
+            if busy is not None and busy[0] == 0:
+                return
+            time.sleep(0.01)
 
 
 def _sqlite_integrity(path: str) -> None:

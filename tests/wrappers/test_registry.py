@@ -193,7 +193,9 @@ def test_resume_storm_1000_conversations_through_4_slots(server):
     """Every conversation that was running resumes at the same moment."""
     n = 1000
     url = server.url(Ok(delay=0.004, pieces=2))
-    threads_before = threading.active_count()
+    # threads of earlier tests (an asyncio executor, tqdm's monitor) may end meanwhile: only
+    # the threads this storm starts must be gone at the end
+    threads_before = set(threading.enumerate())
     fds_before = open_fds()
     reg = pk.Registry({"local": {"preset": "openai", "base_url": url, "api_key": "sk-storm", "max_concurrent": 4}})
     provider = reg.provider("local/gpt-test")
@@ -229,5 +231,9 @@ def test_resume_storm_1000_conversations_through_4_slots(server):
     assert st["in_use"] == 0 and st["queued"] == 0 and st["granted"] == n
     reg.close()
     assert wait_until(lambda: server.connections == 0 and server.in_flight == 0)
-    assert wait_until(lambda: threading.active_count() == threads_before), threading.enumerate()
+    def new_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t not in threads_before and t not in threads]
+
+    assert wait_until(lambda: not new_threads()), new_threads()
+    assert not any(t.is_alive() for t in threads)
     assert wait_until(lambda: open_fds() == fds_before), (open_fds(), fds_before)

@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,29 +95,37 @@ def lab(tmp_path):
             proc.kill()
 
 
+
+def _open_notebook(p: Any, tmp_path: Path, lab: str, name: str) -> tuple[Any, Any]:
+    """Debian's Chromium (headless, no background networking) with the notebook open and its
+    kernel connected."""
+    ctx = p.chromium.launch_persistent_context(
+        str(tmp_path / "profile"),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        ],
+        viewport={"width": 1400, "height": 1000},
+    )
+    page = ctx.new_page()
+    page.goto(f"{lab}/lab/tree/{name}")
+    page.wait_for_function(
+        "window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.connectionStatus === 'connected'",
+        timeout=120_000,
+    )
+    return ctx, page
+
+
 def test_repair_in_jupyterlab(lab, tmp_path):
     from playwright.sync_api import sync_playwright
 
     OUTPUT.mkdir(exist_ok=True)
     shot = OUTPUT / "crash-and-resume-repaired.png"
     with sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            ],
-            viewport={"width": 1400, "height": 1000},
-        )
+        ctx, page = _open_notebook(p, tmp_path, lab, "02-crash-and-resume.ipynb")
         try:
-            page = ctx.new_page()
-            page.goto(f"{lab}/lab/tree/02-crash-and-resume.ipynb")
-            page.wait_for_function(
-                "window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.connectionStatus === 'connected'",
-                timeout=120_000,
-            )
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             repair = page.locator(".widget-button", has_text="Repair")
             repair.wait_for(timeout=120_000)
@@ -214,23 +223,8 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
     shot_approval = OUTPUT / "approval-widget.png"
     timings: dict[str, float] = {}
     with sync_playwright() as p:
-        ctx = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            ],
-            viewport={"width": 1400, "height": 1000},
-        )
+        ctx, page = _open_notebook(p, tmp_path, lab, "long-and-approve.ipynb")
         try:
-            page = ctx.new_page()
-            page.goto(f"{lab}/lab/tree/long-and-approve.ipynb")
-            page.wait_for_function(
-                "window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.connectionStatus === 'connected'",
-                timeout=120_000,
-            )
             page.evaluate(_RUN_CELL, 0)
             page.wait_for_function(
                 "window.jupyterapp.shell.currentWidget.content.widgets[0].model.executionCount !== null",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 
 import pytest
 
@@ -222,7 +223,8 @@ def test_resume_storm_1000_conversations_through_4_slots(server):
     assert len(results) == n and set(results.values()) == {"Hello there"}
     assert server.peak == 4
     seen = server.requests_for(url)
-    assert len(seen) == n
+    twice = Counter(s.body["prompt_cache_key"] for s in seen)
+    assert len(seen) == n, [(s.body["prompt_cache_key"], s.outcome) for s in seen if twice[s.body["prompt_cache_key"]] > 1]
     assert {s.body["prompt_cache_key"] for s in seen} == {f"conv-{i}" for i in range(n)}
     # FIFO: taken in the order the gate saw them arrive, every one of them
     by_arrival = [granted for _, granted in sorted(order.values())]

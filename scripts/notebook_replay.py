@@ -1,6 +1,6 @@
 """Offline replay for the example notebooks (and the recorder that made their cassette).
 
-Replay: ``providerkit_nb.offline.replay`` plays cassettes/notebooks.yaml back (matched by the
+Replay: ``providerkit_nb.testing.offline.replay`` plays cassettes/notebooks.yaml back (matched by the
 conversation a request carries, not its session id).
 
 Recording (``PK_RECORD_NOTEBOOKS=1 make notebooks-cassette``): the requests are answered by
@@ -26,7 +26,7 @@ _patched: Any = None
 def install(repo: Path, *, record: bool = False) -> None:
     """Start replaying (or recording, answered by ``constructed_model``) for this process."""
     global _patched
-    from providerkit_nb import offline
+    from providerkit_nb.testing import offline
 
     offline.replay(repo / "cassettes" / "notebooks.yaml", record=record)
     if record and not os.environ.get("PK_RECORD_LIVE"):
@@ -50,7 +50,7 @@ def use_constructed_model() -> Any:
 
 def uninstall() -> None:
     global _patched
-    from providerkit_nb import offline
+    from providerkit_nb.testing import offline
 
     offline.stop()
     if _patched is not None:

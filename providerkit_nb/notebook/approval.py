@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..approval import Decision, ask_stdin
+from ..conversation.approval import Decision, ask_stdin
 from ..core.messages import ToolCall
 
 __all__ = ["ApprovalWidget", "ask_widget", "ask_interactive"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import conversation
-from ..console import Show
+from ..conversation import facade as conversation
+from ..conversation.console import Show
 from ..core.messages import ToolCall
 
 if TYPE_CHECKING:
-    from ..approval import Decision
+    from ..conversation.approval import Decision
     from .widgets import HistoryView
 
 __all__ = ["Conversation"]

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any
 
-from ..console import Show, TerminalLive, no_display
+from ..conversation.console import Show, TerminalLive, no_display
 from ..core.turn import TurnAssembler
 
 _MIN_INTERVAL = 0.1

@@ -345,7 +345,7 @@ class HistoryView:
         went wrong is shown in the status line, and the view refreshes from the store."""
         if self.conversation is None:
             raise RuntimeError("settling a call saves to a store: use the view of a Conversation")
-        from ..approval import SettleError
+        from ..conversation.approval import SettleError
 
         try:
             saved = self.conversation.settle(call_id, how, note=note)
@@ -420,7 +420,7 @@ class HistoryView:
             )
         rows: dict[str, _SettleRow] = {}
         if self.conversation is not None:
-            from ..approval import open_interrupted
+            from ..conversation.approval import open_interrupted
 
             for call in open_interrupted(self.conversation)[:LIST_CAP]:
                 if not call.read_only:  # a read-only call is safe to call again: nothing to settle

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import approval, simulate
+from providerkit_nb.conversation import approval
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.notebook.approval import ApprovalWidget
+from providerkit_nb.testing import simulate
 
 TWO_CALLS = [("read_file", {"path": "a.txt"}), ("write_file", {"path": "b.txt"})]
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import approval, simulate
+from providerkit_nb.conversation import approval
 from providerkit_nb.core.validate import validate_history
+from providerkit_nb.testing import simulate
 
 
 def _interrupted(store: Any, ws: Any, answer: str = "carrying on") -> tuple[Any, Any]:

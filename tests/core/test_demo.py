@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import providerkit_nb as pk
-from providerkit_nb.demo import find_example, run_walkthrough
+from providerkit_nb.cli.demo import find_example, run_walkthrough
 
 REPO = Path(__file__).resolve().parents[2]
 

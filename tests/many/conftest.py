@@ -32,7 +32,7 @@ def stub() -> Iterator[StubProvider]:
     if str(TESTS) not in path.split(os.pathsep):
         os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), path) if p)
     yield s
-    from providerkit_nb.many import close_opened
+    from providerkit_nb.conversation.many import close_opened
 
     close_opened()  # the stores and registries the factories opened in this process
     s.close()
@@ -75,7 +75,7 @@ def dask_client(stub: StubProvider) -> Iterator[Any]:
     )
     client = distributed.Client(cluster)
     # Warm the workers (imports), so the cases measure running, not importing.
-    client.run(lambda: __import__("providerkit_nb.many") and __import__(stub_module.__name__))
+    client.run(lambda: __import__("providerkit_nb.conversation.many") and __import__(stub_module.__name__))
     yield client
     client.close()
     cluster.close()

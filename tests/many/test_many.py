@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.conversation.many import COLUMNS, OUTCOMES
 from providerkit_nb.core.messages import UserMessage
-from providerkit_nb.many import COLUMNS, OUTCOMES
 
 from .conftest import TOOLS_REF
 from .stub import StubProvider, registry_config

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.conversation.many import run_one
 from providerkit_nb.core.messages import AssistantMessage, UserMessage
-from providerkit_nb.many import run_one
 
 from .conftest import TOOLS_REF
 from .stub import StubProvider, registry_config

@@ -13,8 +13,8 @@ import io
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import simulate
 from providerkit_nb.core.validate import validate_history
+from providerkit_nb.testing import simulate
 
 
 @pytest.fixture(params=["memory", "sqlite"])

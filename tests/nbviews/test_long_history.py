@@ -9,7 +9,7 @@ import pytest
 
 import providerkit_nb as pk
 from bench.repair import make_history
-from providerkit_nb import approval, simulate
+from providerkit_nb.conversation import approval
 from providerkit_nb.core import repair as R
 from providerkit_nb.notebook import frames
 from providerkit_nb.notebook.widgets import (
@@ -20,6 +20,7 @@ from providerkit_nb.notebook.widgets import (
     payload_bytes,
     select_rows,
 )
+from providerkit_nb.testing import simulate
 
 MB = 1_000_000
 

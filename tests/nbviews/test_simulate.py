@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import simulate
 from providerkit_nb.core.validate import validate_history
+from providerkit_nb.testing import simulate
 
 
 def test_cut_stream_saves_nothing_of_the_turn():

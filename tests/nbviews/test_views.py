@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import simulate
 from providerkit_nb.core import repair as R
+from providerkit_nb.testing import simulate
 
 
 def _broken() -> list:

@@ -1,6 +1,6 @@
 """Shared reader for the upstream recordings, for every wire's tests.
 
-The reading itself is the library's (``providerkit_nb.replay``: plain vcrpy YAML, pydantic-ai's
+The reading itself is the library's (``providerkit_nb.testing.replay``: plain vcrpy YAML, pydantic-ai's
 ``parsed_body`` variant, gzip bodies), so tests and ``python -m providerkit_nb replay`` see the
 same bytes. This module adds what tests need at collection time: where the recordings are,
 one case per interaction, and transports that serve a recorded body in small pieces.
@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from providerkit_nb.replay import Interaction, guess_wire, load_interactions
+from providerkit_nb.testing.replay import Interaction, guess_wire, load_interactions
 
 
 def _suite_upstream() -> Path:

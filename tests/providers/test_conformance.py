@@ -24,7 +24,7 @@ from local_server import LocalServer
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.replay import replay_interaction, wire_module
+from providerkit_nb.testing.replay import replay_interaction, wire_module
 
 ALL = cases()
 

@@ -18,7 +18,7 @@ import pytest
 from cassette_loader import OWN, chopped_transport
 
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.replay import load_interactions, replay_interaction, route
+from providerkit_nb.testing.replay import load_interactions, replay_interaction, route
 
 README_CALL = '{"path": "README.md"}'
 

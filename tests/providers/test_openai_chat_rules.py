@@ -9,7 +9,7 @@ from cassette_loader import OWN
 import providerkit_nb as pk
 from providerkit_nb.core.rules import openai_chat as rules
 from providerkit_nb.providers.openai_chat import import_request
-from providerkit_nb.replay import load_interactions
+from providerkit_nb.testing.replay import load_interactions
 
 CASES = [
     ("openai_chat_broken_history_dangling_tool_calls_400.yaml", "openai", rules.DANGLING_TOOL_CALLS),

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from cassette_loader import OWN, UPSTREAM
 
-from providerkit_nb.replay import load_interactions, replay_interaction
+from providerkit_nb.testing.replay import load_interactions, replay_interaction
 
 # file -> (kind, status, retry_after, text the message must quote)
 OUTCOMES = {

@@ -48,7 +48,7 @@ def test_gemini_uses_the_constructor_effort(model: str, expected: dict[str, Any]
 
 
 def test_gemini_uses_a_registry_connection_effort() -> None:
-    from providerkit_nb.registry import Registry
+    from providerkit_nb.wrappers.registry import Registry
 
     reg = Registry({"g": {"preset": "gemini", "api_key": "k", "effort": "high", "watchdog": False, "retry": False}})
     inner: Any = reg.provider("g/gemini-2.5-flash")

@@ -24,7 +24,7 @@ from cassette_loader import OWN, UPSTREAM, Case, ChoppedStream, cases
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.replay import wire_module
+from providerkit_nb.testing.replay import wire_module
 
 from .mutants import KINDS, SINGLE, Mutant, mutate
 

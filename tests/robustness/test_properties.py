@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.replay import wire_module
+from providerkit_nb.testing.replay import wire_module
 from providerkit_nb.transport.sse import MAX_FRAME_BYTES, iter_sse
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,

@@ -1,26 +1,26 @@
 """inspect(source): open a transcript of any supported format and say what is wrong with it.
 
-A thin layer over ``providerkit_nb.transcripts``: the format is detected (or named), the
+Analysis, below every view: a thin layer over ``providerkit_nb.transcripts``: the format is detected (or named), the
 transcript loaded read-only, validated against the rules of the wire it came from (or the one
 named), and repaired, with what the source itself said (interruption markers, calls waiting for
 a person, what could not be represented) kept next to the validators' findings. The same
-``Inspection`` backs the notebook view, the HTML report and the command line's ``--json``.
+``Inspection`` backs the command line's text and ``--json``; the notebook layer extends it with
+the views, the frames and the HTML report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
-from ..transcripts import MultipleThreads, Source, Transcript, load
-from ..transcripts.base import Marker
-from ..transcripts.provider_dialects import detect_format
+from . import MultipleThreads, Source, Transcript, load
+from .base import Marker
+from .provider_dialects import detect_format
 
-__all__ = ["inspect", "Inspection", "detect_format", "load_transcript"]
+__all__ = ["inspect", "inspect_transcript", "Inspection", "detect_format"]
 
 _DANGLING_RULES = ("dangling",)  # substrings of the rule ids that name a call without result
 
@@ -46,7 +46,6 @@ class Inspection:
     orphans: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
-    _view: Any = None
 
     @property
     def path(self) -> str:
@@ -67,37 +66,9 @@ class Inspection:
         return not self.problems and not self.needs_thread
 
     @property
-    def view(self) -> Any:
-        if self._view is None:
-            from .widgets import HistoryView
-
-            self._view = HistoryView(self.messages, problems=self.problems, title=self._title())
-        return self._view
-
-    def _title(self) -> str:
+    def title(self) -> str:
         where = f", thread {self.thread}" if self.thread else ""
         return f"{self.source} ({self.format}{where})"
-
-    def problems_frame(self) -> Any:
-        import pandas as pd
-
-        rows = [p.to_dict() if hasattr(p, "to_dict") else dict(p) for p in self.problems]
-        return pd.DataFrame(rows, columns=["rule", "index", "message", "provider_wording"])
-
-    def markers_frame(self) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame([m.to_dict() for m in self.markers], columns=["kind", "index", "text", "ids"])
-
-    def history_frame(self) -> Any:
-        from .frames import history_frame
-
-        return history_frame(self.messages)
-
-    def changes_frame(self) -> Any:
-        from .frames import changes_frame
-
-        return changes_frame(self.repaired or Repaired(list(self.messages)))
 
     def to_json(self) -> dict[str, Any]:
         """The command line's ``--json`` object."""
@@ -117,26 +88,6 @@ class Inspection:
             "pending_approval": list(self.pending_approval),
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
         }
-
-    def report_html(self) -> str:
-        """The before/after repair report (one self-contained, escaped HTML page)."""
-        from .report import report_html
-
-        return report_html(
-            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
-        )
-
-    def write_html(self, path: str | Path) -> Path:
-        from .report import write_report
-
-        return write_report(
-            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
-        )
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.view.root)
 
     def __repr__(self) -> str:
         if self.needs_thread:
@@ -167,15 +118,8 @@ class Inspection:
         return "\n".join(lines)
 
 
-def load_transcript(path: str | Path, conversation: str | None = None) -> tuple[str, list[Message]]:
-    """The format name and canonical messages of a transcript file (kept for older callers)."""
-    t = load(path, thread=conversation)
-    return t.format, t.messages
-
-
 def inspect(
     source: Any,
-    conversation: str | None = None,
     *,
     format: str | None = None,
     thread: str | None = None,
@@ -183,18 +127,18 @@ def inspect(
     is_read_only: Callable[[str], bool] | None = None,
 ) -> Inspection:
     """Load a transcript (a path, a DSN or a parsed object), list what a provider would refuse
-    in it, repair it, and show it in a HistoryView.
+    in it, and repair it.
 
     ``format`` names the source format instead of detecting it; ``thread`` picks one
-    conversation of a source that holds several (``conversation`` is its older name); ``wire``
+    conversation of a source that holds several; ``wire``
     checks against another wire's rules than the one the source came from; ``is_read_only``
     tells repair which tools change nothing (default: what the source format knows, e.g.
     Claude Code's Read, Grep, Glob...)."""
     src = Source(source)
     try:
-        t = load(src, format=format, thread=thread or conversation)
+        t = load(src, format=format, thread=thread)
     except MultipleThreads as exc:
-        from ..transcripts import detect
+        from . import detect
 
         return Inspection(src.name, format or detect(src), [], threads=list(exc.threads))
     return inspect_transcript(t, wire=wire, is_read_only=is_read_only)

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .core.turn import TurnAssembler
+from ..core.turn import TurnAssembler
 
 __all__ = ["Show", "TerminalLive", "no_display", "terminal_display"]
 

@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .core.errors import ErrorKind, ProviderError
-from .core.messages import Message, ToolMessage
-from .core.repair import (
+from ..core.errors import ErrorKind, ProviderError
+from ..core.messages import Message, ToolMessage
+from ..core.repair import (
     INTERRUPTED_MAY_HAVE_RUN,
     INTERRUPTED_READ_ONLY,
     RESULT_TO_NOTE,
     Repaired,
     repair_history,
 )
-from .core.tools import Tool, ToolDefinition, ToolRegistry, define_tool
-from .core.turn import (
+from ..core.tools import Tool, ToolDefinition, ToolRegistry, define_tool
+from ..core.turn import (
     Chunk,
     Finish,
     ModelInfo,
@@ -43,7 +43,7 @@ from .core.turn import (
     Usage,
     UsageUpdate,
 )
-from .providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import CallOptions, ChunkStream, Provider
 
 __all__ = [
     "ScriptedProvider",
@@ -370,7 +370,7 @@ class Lesson:
     after_resume: list[Message] | None = None
 
     def frames(self) -> dict[str, Any]:
-        from .notebook import frames
+        from ..notebook import frames
 
         return {
             "saved": frames.history_frame(self.saved),
@@ -380,7 +380,7 @@ class Lesson:
         }
 
     def view(self) -> Any:
-        from .notebook.widgets import HistoryView
+        from ..notebook.widgets import HistoryView
 
         return HistoryView(self.saved, is_read_only=_READ_ONLY, title=f"lesson: {self.name}")
 
@@ -425,8 +425,8 @@ LESSONS = ("cut_stream", "tool_error", "stop_in_tool", "kill_process", "stalled_
 
 def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -> Lesson:
     """Break a conversation one way and report what survived. ``name`` is one of LESSONS."""
-    from .conversation import Conversation
-    from .store.memory import MemoryStore
+    from ..conversation.facade import Conversation
+    from ..store.memory import MemoryStore
 
     if name not in LESSONS:
         raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(LESSONS)}")
@@ -442,7 +442,7 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
         folder = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="pk-lesson-"))
         path = folder / "killed.providerkit.sqlite"
         report = kill_process(path, cid)
-        from .store.sqlite import NotebookStore
+        from ..store.sqlite import NotebookStore
 
         with NotebookStore(path) as killed:
             saved = killed.load(cid)
@@ -470,7 +470,7 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
         provider = ScriptedProvider([two_calls])
         summary = "Stop was pressed inside write_file after it wrote: its result was never saved"
     else:  # stalled_stream
-        from .wrappers.watchdog import with_watchdog
+        from ..wrappers.watchdog import with_watchdog
 
         provider = with_watchdog(
             stalled_stream(ScriptedProvider([text_turn("This answer will stall.")]), after=2), idle=0.5

@@ -15,12 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar
 
-from . import approval
-from .compact import active_history, compaction_messages, summarize
-from .console import Show, terminal_display
-from .core.compaction import guess_context_window, history_budget_tokens, needs_compaction, pick_cut
-from .core.errors import ErrorKind, ProviderError
-from .core.messages import (
+from ..core.compaction import (
+    guess_context_window,
+    history_budget_tokens,
+    needs_compaction,
+    pick_cut,
+)
+from ..core.errors import ErrorKind, ProviderError
+from ..core.messages import (
     AssistantMessage,
     ContentPart,
     Message,
@@ -29,10 +31,13 @@ from .core.messages import (
     ToolMessage,
     UserMessage,
 )
-from .core.repair import Repaired, repair_history
-from .core.structured import JsonFormat, JsonReply, json_format, read_answer
-from .core.turn import Turn, TurnAssembler
-from .core.usage import UsageTracker
+from ..core.repair import Repaired, repair_history
+from ..core.structured import JsonFormat, JsonReply, json_format, read_answer
+from ..core.turn import Turn, TurnAssembler
+from ..core.usage import UsageTracker
+from . import approval
+from .compact import active_history, compaction_messages, summarize
+from .console import Show, terminal_display
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -109,7 +114,7 @@ class Conversation:
         compact: bool = False,
         context_window: int | None = None,
     ) -> None:
-        from .core.tools import ToolRegistry
+        from ..core.tools import ToolRegistry
 
         if not conversation_id:
             raise ValueError("conversation_id must be a non-empty string")

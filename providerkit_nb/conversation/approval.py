@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from .core.messages import AssistantMessage, Message, ToolCall, ToolMessage
-from .core.repair import InterruptedCall, Repaired
-from .core.tools import ToolRegistry
-from .store.call_marks import ANSWERED, ASKING, STARTED
+from ..core.messages import AssistantMessage, Message, ToolCall, ToolMessage
+from ..core.repair import InterruptedCall, Repaired
+from ..core.tools import ToolRegistry
+from ..store.call_marks import ANSWERED, ASKING, STARTED
 
 __all__ = [
     "Decision",

@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.command in ("inspect", "repair"):
-        from . import transcript_cli
+        from . import transcripts as transcript_cli
 
         if args.command == "inspect":
             return transcript_cli.inspect_command(
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.source, args.output, format=args.format, thread=args.thread, to=args.to
         )
     if args.command == "replay":
-        from .replay import main as replay_main
+        from ..testing.replay import main as replay_main
 
         return replay_main(args.cassette, args.transport, args.json)
     if args.command == "demo":

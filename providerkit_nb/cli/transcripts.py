@@ -21,8 +21,8 @@ VALID, PROBLEMS, USAGE = 0, 1, 2
 
 def _inspect(source: str, format: str | None, thread: str | None, wire: str | None) -> Any:
     """The Inspection, or an exit status after saying on stderr why there is none."""
-    from .notebook.inspect import inspect
-    from .transcripts import TranscriptError
+    from ..transcripts import TranscriptError
+    from ..transcripts.inspection import inspect
 
     try:
         report = inspect(source, format=format, thread=thread, wire=wire)
@@ -58,7 +58,11 @@ def inspect_command(
     if html:
         if _same_file(html, source):
             return _fail(f"{html}: --html would overwrite the transcript; pick another file")
-        report.write_html(html)
+        from ..core.repair import Repaired
+        from ..viewer.report import write_report
+
+        repaired = report.repaired or Repaired(list(report.messages))
+        write_report(html, report.messages, repaired, report.problems, title=report.title)
     if as_json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -76,7 +80,7 @@ def repair_command(
     report = _inspect(source, format, thread, None)
     if isinstance(report, int):
         return report
-    from .store.jsonl import write_jsonl
+    from ..store.jsonl import write_jsonl
 
     target = Path(out)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
@@ -84,7 +88,7 @@ def repair_command(
         if to == "canonical":
             write_jsonl(tmp, report.repaired.messages, conversation_id=report.thread or Path(source).stem or "default")
         else:  # the framework's own JSON; calls waiting for a person stay unanswered
-            from .transcripts.export import export
+            from ..transcripts.export import export
 
             tmp.write_text(json.dumps(export(report, to), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         os.replace(tmp, target)

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
-from .core.repair import Repaired, repair_history
-from .core.tools import ToolRegistry, tool
-from .core.validate import Problem, validate_history
+from ..core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
+from ..core.repair import Repaired, repair_history
+from ..core.tools import ToolRegistry, tool
+from ..core.validate import Problem, validate_history
 
 WIDTH = 100
 EXAMPLE = "cut_off_conversation.json"
@@ -50,7 +50,7 @@ TOOLS = ToolRegistry([read_file, write_file])
 
 def find_example(name: str = EXAMPLE) -> Path:
     """The example conversation, shipped as package data (so an installed wheel has it too)."""
-    candidate = Path(__file__).resolve().parent / "data" / name
+    candidate = Path(__file__).resolve().parents[1] / "data" / name
     if not candidate.is_file():
         raise FileNotFoundError(f"{candidate} not found: reinstall providerkit_nb (it ships with the package)")
     return candidate
@@ -185,9 +185,9 @@ def run_walkthrough(path: str | Path | None = None, out: TextIO | None = None) -
 
 # --------------------------------------------------------------------------- the live story
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # package data, so an installed wheel replays the story too (cassettes/README.md says how it was made)
-STORY_CASSETTE = Path(__file__).resolve().parent / "data" / "demo.yaml"
+STORY_CASSETTE = Path(__file__).resolve().parents[1] / "data" / "demo.yaml"
 STORY_ID = "crash-demo"
 STORY_QUESTION = "Read README.md and write a one-line summary to NOTES.md."
 STORY_FILES = {"README.md": "# weather-cli\nA tiny command line that prints the weather. Requires Python 3.11."}
@@ -197,7 +197,7 @@ def _story_tools(slow_write: bool) -> ToolRegistry:
     import os
     import time
 
-    from .core.tools import define_tool
+    from ..core.tools import define_tool
 
     def read(args: dict) -> str:
         return STORY_FILES.get(args["path"], f"no such file: {args['path']}")
@@ -205,7 +205,7 @@ def _story_tools(slow_write: bool) -> ToolRegistry:
     def write(args: dict) -> str:
         if slow_write:
             if os.environ.get("PK_RECORD_DEMO"):
-                from . import offline
+                from ..testing import offline
 
                 offline.stop()  # write what was recorded so far: SIGKILL comes next
             print("TOOL_STARTED", flush=True)
@@ -230,8 +230,8 @@ def _story_provider() -> tuple[object, str]:
     """The real provider with a key; else the project's cassette, answered offline."""
     import os
 
-    from . import offline
-    from .providers.factory import openai
+    from ..providers.factory import openai
+    from ..testing import offline
 
     live = bool(os.environ.get("OPENAI_API_KEY")) and os.environ.get("OPENAI_API_KEY") != offline.OFFLINE_KEY
     if not live:
@@ -249,8 +249,8 @@ def _story_provider() -> tuple[object, str]:
 
 def story_child(store_path: str) -> int:
     """The process that gets killed: it runs the conversation until write_file is running."""
-    from .conversation import Conversation
-    from .store.sqlite import NotebookStore
+    from ..conversation.facade import Conversation
+    from ..store.sqlite import NotebookStore
 
     provider, _ = _story_provider()
 
@@ -279,9 +279,9 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
     import signal
     import subprocess
 
-    from .conversation import Conversation
-    from .notebook.report import write_report
-    from .store.sqlite import NotebookStore
+    from ..conversation.facade import Conversation
+    from ..store.sqlite import NotebookStore
+    from ..viewer.report import write_report
 
     out = out or sys.stdout
     folder = Path(workdir)
@@ -343,7 +343,7 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
         ok = turn is not None and not validate_history(final.messages)
         out.write(f"\nsession id kept in the store: {store.session_id(STORY_ID)}\n")
         out.write(f"HTML report of the repair: {report.resolve()}\n")
-    from . import offline
+    from ..testing import offline
 
     offline.stop()
     return 0 if ok else 1

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .core.compaction import SUMMARY_PREFIX, summary_request
-from .core.errors import ErrorKind, ProviderError
-from .core.messages import Message, SystemMessage, UserMessage
-from .core.turn import Turn, collect_turn
+from ..core.compaction import SUMMARY_PREFIX, summary_request
+from ..core.errors import ErrorKind, ProviderError
+from ..core.messages import Message, SystemMessage, UserMessage
+from ..core.turn import Turn, collect_turn
 
 __all__ = ["is_summary", "active_history", "compaction_messages", "summarize"]
 

@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .providers.base import Provider
-from .wrappers.gate import GateLike, create_gate, with_gate
-from .wrappers.key_pool import with_key_pool
-from .wrappers.retry import with_retry
-from .wrappers.token import TokenSource, with_token
-from .wrappers.watchdog import with_watchdog
+from ..providers.base import Provider
+from .gate import GateLike, create_gate, with_gate
+from .key_pool import with_key_pool
+from .retry import with_retry
+from .token import TokenSource, with_token
+from .watchdog import with_watchdog
 
 __all__ = ["Registry", "Connection"]
 
@@ -80,7 +80,7 @@ class Connection:
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise ValueError(f"connection {self.name!r}: max_concurrent must be a whole number >= 1, got {m!r}")
         if self.preset is not None:
-            from .providers.factory import PRESETS
+            from ..providers.factory import PRESETS
 
             if self.preset not in PRESETS:
                 raise ValueError(
@@ -104,7 +104,7 @@ class Connection:
         if self.factory is not None:
             p = self.factory(**kw)
         else:
-            from .providers.factory import preset
+            from ..providers.factory import preset
 
             p = preset(self.preset, **kw)  # type: ignore[arg-type]
         if not isinstance(p, Provider):
@@ -334,7 +334,7 @@ def _gate_for(conn: Connection, gate: GateLike | Mapping[str, Any] | None, env: 
     if not isinstance(gate, Mapping):
         raise ValueError(f"connection {conn.name!r}: gate must be a pk.PostgresGate or a table "
                          f"{{dsn or dsn_env, name, quarantine}}; got {type(gate).__name__}")
-    from .wrappers.pg_gate import PostgresGate
+    from .pg_gate import PostgresGate
 
     spec = dict(gate)
     dsn = spec.pop("dsn", None) or _env(spec.pop("dsn_env", None), env)

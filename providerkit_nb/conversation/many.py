@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .conversation import Conversation
+    from .facade import Conversation
 
 __all__ = ["resume_many", "send_many", "run_one", "ConversationMaker", "close_opened", "OUTCOMES",
            "COLUMNS"]
@@ -57,7 +57,7 @@ def run_one(
 ) -> dict[str, Any]:
     """Resume (or, with ``prompt``, send to) one conversation; a plain dict row, never raises
     for the conversation's own errors (an interrupt still stops it)."""
-    from .store.base import ConversationBusy
+    from ..store.base import ConversationBusy
 
     started = time.monotonic()
     row: dict[str, Any] = {"cid": cid, "outcome": "failed", "turns": 0, "error_kind": None,
@@ -252,7 +252,7 @@ class ConversationMaker:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __call__(self, cid: str) -> Conversation:
-        from .conversation import Conversation
+        from .facade import Conversation
 
         return Conversation(self.open_store(), cid, self.open_registry().provider(self.model),
                             self._tools(), self.system, max_steps=self.max_steps, display=False,
@@ -261,17 +261,17 @@ class ConversationMaker:
     def open_store(self) -> Any:
         def build() -> Any:
             if self.store.startswith(("postgres://", "postgresql://")) or "dbname=" in self.store:
-                from .store.postgres import PostgresStore
+                from ..store.postgres import PostgresStore
 
                 return PostgresStore(self.store, schema=self.schema)
-            from .store.sqlite import NotebookStore
+            from ..store.sqlite import NotebookStore
 
             return NotebookStore(self.store)
 
         return _opened("store", f"{self.store}\0{self.schema}", build)
 
     def open_registry(self) -> Any:
-        from .registry import Registry
+        from ..wrappers.registry import Registry
 
         key = json.dumps(self.registry, sort_keys=True, default=repr)
         return _opened("registry", key, lambda: Registry.from_dict(self.registry))
@@ -289,7 +289,7 @@ class ConversationMaker:
                              "give 'package.module:attribute' of a ToolRegistry") from exc
 
     def __repr__(self) -> str:  # the store string may be a DSN with a password
-        from .wrappers.pg_gate import describe_dsn
+        from ..wrappers.pg_gate import describe_dsn
 
         where = describe_dsn(self.store) if "://" in self.store or "=" in self.store else self.store
         return f"ConversationMaker(store={where!r}, model={self.model!r})"

@@ -283,8 +283,8 @@ NOT_BUILT = "wire not built yet"
 
 def replay_interaction(path: str | Path, it: Interaction, transport: str = "httpx") -> ReplayResult:
     """Replay one interaction of ``path`` through the wire that speaks its URL."""
-    from .core.errors import ProviderError
-    from .core.turn import collect_turn
+    from ..core.errors import ProviderError
+    from ..core.turn import collect_turn
 
     wire, mod = route(it.url)
     if mod is None:
@@ -332,7 +332,7 @@ def replay_cassette(path: str | Path, transport: str = "httpx") -> Iterator[Repl
 
 
 def _scrubbed(text: str) -> str:
-    from .transport.classify import scrub
+    from ..transport.classify import scrub
 
     return scrub(text, ("replay-key",))
 

@@ -1,0 +1,78 @@
+"""pk.inspect in a notebook: the headless Inspection with its views, frames and HTML report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from ..core.repair import Repaired
+from ..transcripts import inspection as _analysis
+
+__all__ = ["Inspection", "inspect"]
+
+
+@dataclass(repr=False)
+class Inspection(_analysis.Inspection):
+    """An Inspection that shows itself: a HistoryView, DataFrames and the before/after report."""
+
+    _view: Any = None
+
+    @property
+    def view(self) -> Any:
+        if self._view is None:
+            from .widgets import HistoryView
+
+            self._view = HistoryView(self.messages, problems=self.problems, title=self.title)
+        return self._view
+
+    def problems_frame(self) -> Any:
+        import pandas as pd
+
+        rows = [p.to_dict() if hasattr(p, "to_dict") else dict(p) for p in self.problems]
+        return pd.DataFrame(rows, columns=["rule", "index", "message", "provider_wording"])
+
+    def markers_frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([m.to_dict() for m in self.markers], columns=["kind", "index", "text", "ids"])
+
+    def history_frame(self) -> Any:
+        from .frames import history_frame
+
+        return history_frame(self.messages)
+
+    def changes_frame(self) -> Any:
+        from .frames import changes_frame
+
+        return changes_frame(self.repaired or Repaired(list(self.messages)))
+
+    def report_html(self) -> str:
+        """The before/after repair report (one self-contained, escaped HTML page)."""
+        from ..viewer.report import report_html
+
+        return report_html(
+            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title
+        )
+
+    def write_html(self, path: str | Path) -> Path:
+        from ..viewer.report import write_report
+
+        return write_report(
+            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title
+        )
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.view.root)
+
+
+
+def inspect(source: Any, **options: Any) -> Inspection:
+    """Load a transcript, list what a provider would refuse in it, repair it; show it in a view.
+
+    Takes what ``providerkit_nb.transcripts.inspection.inspect`` takes (``format=``, ``thread=``,
+    ``wire=``, ``is_read_only=``)."""
+    found = _analysis.inspect(source, **options)
+    return Inspection(**{f.name: getattr(found, f.name) for f in fields(found)})

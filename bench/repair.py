@@ -14,9 +14,9 @@ rounds (sizes alternate inside each round, so a noisy neighbour hits all of them
 
 - broken 1k / 10k / 100k messages: the 100k time (target < 1 s) and the 100k/10k ratio
   (target < 12x, i.e. linear), next to the same ratio for encoding those histories with
-  ``pk.dumps``, a plainly linear floor, which shows what caches and machine load add;
+  ``pk_messages.dumps``, a plainly linear floor, which shows what caches and machine load add;
 - valid 100k messages (what every adapter pays on every send) against the floor of encoding
-  that history once with ``pk.dumps`` (the least a send costs anyway); target < 1x.
+  that history once with ``pk_messages.dumps`` (the least a send costs anyway); target < 1x.
 
 Run: ``python -m bench.repair`` (``--rounds N``).
 """
@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import providerkit_nb as pk
+import providerkit_nb.messages as pk_messages
 from bench.harness import print_rows, row
 
 SIZES = (1_000, 10_000, 100_000)
@@ -84,7 +85,7 @@ def run(rounds: int = 7) -> list[dict[str, Any]]:
     valid = pk.repair_history(make_history(SIZES[-1], broken=False)).messages
     worst = make_history(SIZES[-1], broken=True, worst=True)
     tools = pk.ToolRegistry(
-        [pk.define_tool(n, n, {"type": "object"}, run=lambda args: "", is_read_only=n != "write_file") for n in TOOLS]
+        [pk.define_tool(n, n, {"type": "object"}, run=lambda args: "", read_only=n != "write_file") for n in TOOLS]
     )
     samples: dict[str, list[float]] = {f"broken_{n}": [] for n in SIZES}
     samples["valid"], samples["dumps"], samples["worst"] = [], [], []
@@ -94,10 +95,10 @@ def run(rounds: int = 7) -> list[dict[str, Any]]:
             samples[f"broken_{n}"].append(_time(lambda h=h: pk.repair_history(h, is_read_only=tools.is_read_only)))
         samples["valid"].append(_time(lambda: pk.repair_history(valid)))
         samples["worst"].append(_time(lambda: pk.repair_history(worst, is_read_only=tools.is_read_only)))
-        samples["dumps"].append(_time(lambda: pk.dumps(valid)))
+        samples["dumps"].append(_time(lambda: pk_messages.dumps(valid)))
         for n in SIZES[1:]:  # the floor's own scaling shows what the machine adds (caches, load)
             h = broken[n]
-            samples.setdefault(f"dumps_{n}", []).append(_time(lambda h=h: pk.dumps(h)))
+            samples.setdefault(f"dumps_{n}", []).append(_time(lambda h=h: pk_messages.dumps(h)))
     med = {k: statistics.median(v) for k, v in samples.items()}
     t10k, t100k = med["broken_10000"], med["broken_100000"]
     valid_ratio = med["valid"] / med["dumps"]
@@ -106,10 +107,10 @@ def run(rounds: int = 7) -> list[dict[str, Any]]:
         row("repair 10k messages", t10k, None),
         row("repair 100k messages", t100k, None, target="< 1 s", limit=1.0, on="ours"),
         row("repair 100k, ids reused every turn", med["worst"], None),
-        row("floor scaling 100k / 10k (pk.dumps)", med["dumps_100000"], med["dumps_10000"],
+        row("floor scaling 100k / 10k (pk_messages.dumps)", med["dumps_100000"], med["dumps_10000"],
             note="the same growth for a plainly linear floor: what caches and load add"),
         row("repair scaling 100k / 10k", t100k, t10k, target="< 12x", limit=12),
-        row("repair valid 100k vs pk.dumps of it", med["valid"], med["dumps"], target="< 1x", limit=1.0,
+        row("repair valid 100k vs pk_messages.dumps of it", med["valid"], med["dumps"], target="< 1x", limit=1.0,
             ratio=valid_ratio),
     ]
 

@@ -48,12 +48,13 @@ def _case(client: Any, stub_mod: Any, server: Any, dsn: str, conversations: int,
     import psycopg
 
     import providerkit_nb as pk
+    from providerkit_nb.conversation import ConversationMaker
     from providerkit_nb.core.messages import UserMessage
 
     schema = f"pk_bench_{uuid.uuid4().hex[:8]}"
     server.reset(delay, turns)
     gate = {"dsn": dsn, "name": f"bench-{uuid.uuid4().hex[:8]}", "quarantine": quarantine, "poll": 0.05}
-    make = pk.ConversationMaker(store=dsn, schema=schema,
+    make = ConversationMaker(store=dsn, schema=schema,
                                 registry=stub_mod.registry_config(server.url, limit, gate),
                                 model="stub/m", tools=f"{stub_mod.__name__}:TOOLS", max_steps=turns + 2)
     store = pk.PostgresStore(dsn, schema=schema)
@@ -84,7 +85,7 @@ def _case(client: Any, stub_mod: Any, server: Any, dsn: str, conversations: int,
 
 
 def _slot_back(dsn: str, quarantine: float) -> float:
-    import providerkit_nb as pk
+    from providerkit_nb.wrappers import PostgresGate
 
     stub_mod = _stub()
     name = f"bench-{uuid.uuid4().hex[:8]}"
@@ -95,7 +96,7 @@ def _slot_back(dsn: str, quarantine: float) -> float:
     try:
         if not ready.wait(60):
             raise RuntimeError("the holder process never took its slots")
-        gate = pk.PostgresGate(dsn, name, 2, quarantine=quarantine, poll=0.05)
+        gate = PostgresGate(dsn, name, 2, quarantine=quarantine, poll=0.05)
         slot = gate.slot()
         got: list[float] = []
 
@@ -118,9 +119,9 @@ def _slot_back(dsn: str, quarantine: float) -> float:
 
 
 def _acquire_p50(dsn: str, n: int) -> tuple[float, float]:
-    import providerkit_nb as pk
+    from providerkit_nb.wrappers import PostgresGate
 
-    gate = pk.PostgresGate(dsn, f"bench-{uuid.uuid4().hex[:8]}", 4)
+    gate = PostgresGate(dsn, f"bench-{uuid.uuid4().hex[:8]}", 4)
     gate.status()  # connect first
     times = []
     for _ in range(n):

@@ -43,7 +43,7 @@ def run(rounds: int = 5, size: int = 10_000) -> list[dict[str, Any]]:
 
     history = make_history(size, broken=True)
     tools = pk.ToolRegistry(
-        [pk.define_tool(n, n, {"type": "object"}, run=lambda args: "", is_read_only=n != "write_file") for n in TOOLS]
+        [pk.define_tool(n, n, {"type": "object"}, run=lambda args: "", read_only=n != "write_file") for n in TOOLS]
     )
     build: list[float] = []
     repair: list[float] = []

@@ -1,189 +1,292 @@
 """providerkit_nb: talk to LLM providers from a notebook without ever losing a conversation.
 
-The core (messages, turns, repair, tools, errors) is imported eagerly because it is light;
-everything that pulls in httpx, pandas, ipywidgets or a database driver is imported on first
-use, so ``import providerkit_nb`` stays fast in a fresh kernel.
+``pk`` holds what a notebook user types; everything else has a named home
+(``providerkit_nb.messages``, ``.stream``, ``.errors``, ``.usage``, ``.structured``,
+``.compaction``, ``.dialects``, ``.store``, ``.wrappers``, ``.conversation``, ``.notebook``,
+``.transcripts``, ``.testing``). Names load on first use, so ``import providerkit_nb`` pulls in
+neither httpx nor pandas nor ipywidgets nor a database driver.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import warnings
+from typing import TYPE_CHECKING, Any
 
-from .core.errors import ErrorKind, ProviderError, is_backup_eligible, is_retryable, is_transient
-from .core.messages import (
-    AssistantMessage,
-    FilePart,
-    ImagePart,
-    Message,
-    ReasoningItems,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    dumps,
-    loads,
-)
-from .core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY, Repaired, repair_history
-from .core.tools import ToolDefinition
-from .core.turn import (
-    Finish,
-    ModelInfo,
-    ReasoningDelta,
-    ReasoningDetailsDelta,
-    ReasoningItemsDelta,
-    TextDelta,
-    ToolCallDelta,
-    Turn,
-    TurnAssembler,
-    Usage,
-    UsageUpdate,
-    collect_turn,
-)
+from .core.lazy import lazy_exports
 
 __version__ = "0.2.0"  # the one place the version lives (pyproject reads it)
 
-# name -> module that defines it, imported on first attribute access.
+# name -> module that defines it, imported on first attribute access. The TYPE_CHECKING block
+# below says the same to a type checker (tests/test_public_api.py keeps the two equal).
 _LAZY: dict[str, str] = {
-    # core, heavier parts
-    "validate_history": "providerkit_nb.providers.factory",  # loads the wire adapter first
-    "Problem": "providerkit_nb.core.validate",
-    "define_tool": "providerkit_nb.core.tools",
+    # messages and turns
+    "Message": "providerkit_nb.core.messages",
+    "SystemMessage": "providerkit_nb.core.messages",
+    "UserMessage": "providerkit_nb.core.messages",
+    "AssistantMessage": "providerkit_nb.core.messages",
+    "ToolMessage": "providerkit_nb.core.messages",
+    "ToolCall": "providerkit_nb.core.messages",
+    "TextPart": "providerkit_nb.core.messages",
+    "ImagePart": "providerkit_nb.core.messages",
+    "collect_turn": "providerkit_nb.core.turn",
+    "Turn": "providerkit_nb.core.turn",
+    # repair and validation
+    "repair_history": "providerkit_nb.core.repair",
+    "Repaired": "providerkit_nb.core.repair",
+    "INTERRUPTED_READ_ONLY": "providerkit_nb.core.repair",
+    "INTERRUPTED_MAY_HAVE_RUN": "providerkit_nb.core.repair",
+    "validate_history": "providerkit_nb.providers.factory",  # loads the wire's rules first
+    # tools
     "tool": "providerkit_nb.core.tools",
+    "define_tool": "providerkit_nb.core.tools",
     "Tool": "providerkit_nb.core.tools",
     "ToolRegistry": "providerkit_nb.core.tools",
-    # structured output, usage and cost, compaction
-    "parse_json_answer": "providerkit_nb.core.structured",
-    "JsonAnswer": "providerkit_nb.core.structured",
-    "JsonFormat": "providerkit_nb.core.structured",
-    "schema_prompt": "providerkit_nb.core.structured",
-    "is_strict_schema": "providerkit_nb.core.structured",
-    "strip_reasoning": "providerkit_nb.core.messages",
-    "Rate": "providerkit_nb.core.usage",
-    "cost_usd": "providerkit_nb.core.usage",
-    "UsageTracker": "providerkit_nb.core.usage",
-    "BudgetExceeded": "providerkit_nb.core.usage",
-    "JsonReply": "providerkit_nb.core.structured",
-    "needs_compaction": "providerkit_nb.core.compaction",
-    "history_budget_tokens": "providerkit_nb.core.compaction",
-    "pick_cut": "providerkit_nb.core.compaction",
-    "apply_compaction": "providerkit_nb.core.compaction",
-    "guess_context_window": "providerkit_nb.core.compaction",
-    "parse_context_overflow": "providerkit_nb.core.compaction",
-    "ContextOverflow": "providerkit_nb.core.compaction",
-    # seam, transport, wires
+    # providers
     "Provider": "providerkit_nb.providers.base",
-    "ChunkStream": "providerkit_nb.providers.base",
-    "classify": "providerkit_nb.transport.classify",
     "openai": "providerkit_nb.providers.factory",
     "responses": "providerkit_nb.providers.factory",
     "anthropic": "providerkit_nb.providers.factory",
     "gemini": "providerkit_nb.providers.factory",
     "preset": "providerkit_nb.providers.factory",
     "PRESETS": "providerkit_nb.providers.factory",
-    "from_openai_messages": "providerkit_nb.providers.openai_chat",
-    "from_responses_input": "providerkit_nb.providers.openai_responses",
-    "from_anthropic_messages": "providerkit_nb.providers.anthropic",
-    "from_gemini_contents": "providerkit_nb.providers.gemini",
     # resilience
     "create_gate": "providerkit_nb.wrappers.gate",
-    "Gate": "providerkit_nb.wrappers.gate",
     "with_gate": "providerkit_nb.wrappers.gate",
     "with_watchdog": "providerkit_nb.wrappers.watchdog",
     "with_retry": "providerkit_nb.wrappers.retry",
     "with_key_pool": "providerkit_nb.wrappers.key_pool",
     "with_token": "providerkit_nb.wrappers.token",
     "with_backup_models": "providerkit_nb.wrappers.backup",
-    "TokenSource": "providerkit_nb.wrappers.token",
     "Registry": "providerkit_nb.wrappers.registry",
-    "PostgresGate": "providerkit_nb.wrappers.pg_gate",
-    # many conversations at once
-    "resume_many": "providerkit_nb.conversation.many",
-    "send_many": "providerkit_nb.conversation.many",
-    "ConversationMaker": "providerkit_nb.conversation.many",
-    "ConversationBusy": "providerkit_nb.store.base",
     # stores
     "Store": "providerkit_nb.store.base",
-    "MemoryStore": "providerkit_nb.store.memory",
     "NotebookStore": "providerkit_nb.store.sqlite",
+    "MemoryStore": "providerkit_nb.store.memory",
     "PostgresStore": "providerkit_nb.store.postgres",
-    "StoreCorruptError": "providerkit_nb.store.base",
-    "StoreCorruptWarning": "providerkit_nb.store.corrupt",
-    "MessageFormatError": "providerkit_nb.core.messages",
-    "read_jsonl": "providerkit_nb.store.jsonl",
-    "write_jsonl": "providerkit_nb.store.jsonl",
-    # notebook
+    # the conversation
     "Conversation": "providerkit_nb.notebook.conversation",
+    "resume_many": "providerkit_nb.conversation.many",
+    "send_many": "providerkit_nb.conversation.many",
+    # notebook views
+    "HistoryView": "providerkit_nb.notebook.widgets",
     "history_frame": "providerkit_nb.notebook.frames",
     "changes_frame": "providerkit_nb.notebook.frames",
     "interrupted_frame": "providerkit_nb.notebook.frames",
     "turns_frame": "providerkit_nb.notebook.frames",
     "usage_frame": "providerkit_nb.notebook.frames",
-    "gate_frame": "providerkit_nb.notebook.frames",
-    "HistoryView": "providerkit_nb.notebook.widgets",
-    "StoreBrowser": "providerkit_nb.notebook.widgets",
     "show_frame": "providerkit_nb.notebook.frames",
-    "ApprovalWidget": "providerkit_nb.notebook.approval",
-    "SettleError": "providerkit_nb.conversation.approval",
-    "ApprovalError": "providerkit_nb.conversation.approval",
-    "DENIED_TEXT": "providerkit_nb.conversation.approval",
-    "CallMark": "providerkit_nb.store.call_marks",
+    # transcripts of other tools
     "inspect": "providerkit_nb.notebook.inspection",
-    "Inspection": "providerkit_nb.notebook.inspection",
-    "TranscriptError": "providerkit_nb.transcripts.base",
-    "simulate": "providerkit_nb.testing.simulate",
     "export": "providerkit_nb.transcripts.export",
+    # errors: one base, and the ones a notebook catches
+    "Error": "providerkit_nb.core.errors",
+    "ProviderError": "providerkit_nb.core.errors",
+    "ErrorKind": "providerkit_nb.core.errors",
+    "StepLimitReached": "providerkit_nb.core.errors",
+    "BudgetExceeded": "providerkit_nb.core.usage",
+    "StoreError": "providerkit_nb.store.base",
+    "ConversationBusy": "providerkit_nb.store.base",
+    "TranscriptError": "providerkit_nb.transcripts.base",
+    # teaching: deterministic faults (a module)
+    "simulate": "providerkit_nb.testing.simulate",
 }
+
+# Names pk had before 1.0, with their home now. They still resolve, with a DeprecationWarning,
+# but are not in ``__all__`` and a type checker does not see them: write the new spelling.
+_MOVED: dict[str, str] = {
+    "FilePart": "providerkit_nb.messages",
+    "ReasoningItems": "providerkit_nb.messages",
+    "dumps": "providerkit_nb.messages",
+    "loads": "providerkit_nb.messages",
+    "strip_reasoning": "providerkit_nb.messages",
+    "MessageFormatError": "providerkit_nb.messages",
+    "Usage": "providerkit_nb.stream",
+    "TurnAssembler": "providerkit_nb.stream",
+    "TextDelta": "providerkit_nb.stream",
+    "ReasoningDelta": "providerkit_nb.stream",
+    "ReasoningDetailsDelta": "providerkit_nb.stream",
+    "ReasoningItemsDelta": "providerkit_nb.stream",
+    "ToolCallDelta": "providerkit_nb.stream",
+    "UsageUpdate": "providerkit_nb.stream",
+    "ModelInfo": "providerkit_nb.stream",
+    "Finish": "providerkit_nb.stream",
+    "ChunkStream": "providerkit_nb.stream",
+    "ToolDefinition": "providerkit_nb.stream",
+    "Problem": "providerkit_nb.errors",
+    "classify": "providerkit_nb.errors",
+    "is_retryable": "providerkit_nb.errors",
+    "StoreCorruptError": "providerkit_nb.errors",
+    "StoreCorruptWarning": "providerkit_nb.errors",
+    "SettleError": "providerkit_nb.errors",
+    "ApprovalError": "providerkit_nb.errors",
+    "parse_json_answer": "providerkit_nb.structured",
+    "JsonAnswer": "providerkit_nb.structured",
+    "JsonFormat": "providerkit_nb.structured",
+    "JsonReply": "providerkit_nb.structured",
+    "schema_prompt": "providerkit_nb.structured",
+    "is_strict_schema": "providerkit_nb.structured",
+    "Rate": "providerkit_nb.usage",
+    "cost_usd": "providerkit_nb.usage",
+    "UsageTracker": "providerkit_nb.usage",
+    "needs_compaction": "providerkit_nb.compaction",
+    "history_budget_tokens": "providerkit_nb.compaction",
+    "pick_cut": "providerkit_nb.compaction",
+    "apply_compaction": "providerkit_nb.compaction",
+    "guess_context_window": "providerkit_nb.compaction",
+    "parse_context_overflow": "providerkit_nb.compaction",
+    "ContextOverflow": "providerkit_nb.compaction",
+    "from_openai_messages": "providerkit_nb.dialects",
+    "from_responses_input": "providerkit_nb.dialects",
+    "from_anthropic_messages": "providerkit_nb.dialects",
+    "from_gemini_contents": "providerkit_nb.dialects",
+    "Gate": "providerkit_nb.wrappers",
+    "TokenSource": "providerkit_nb.wrappers",
+    "PostgresGate": "providerkit_nb.wrappers",
+    "read_jsonl": "providerkit_nb.store",
+    "write_jsonl": "providerkit_nb.store",
+    "CallMark": "providerkit_nb.store",
+    "ConversationMaker": "providerkit_nb.conversation",
+    "DENIED_TEXT": "providerkit_nb.conversation",
+    "gate_frame": "providerkit_nb.notebook",
+    "StoreBrowser": "providerkit_nb.notebook",
+    "ApprovalWidget": "providerkit_nb.notebook",
+    "Inspection": "providerkit_nb.notebook",
+}
+
+if TYPE_CHECKING:
+    from .conversation.many import resume_many, send_many
+    from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached
+    from .core.messages import (
+        AssistantMessage,
+        ImagePart,
+        Message,
+        SystemMessage,
+        TextPart,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+    )
+    from .core.repair import (
+        INTERRUPTED_MAY_HAVE_RUN,
+        INTERRUPTED_READ_ONLY,
+        Repaired,
+        repair_history,
+    )
+    from .core.tools import Tool, ToolRegistry, define_tool, tool
+    from .core.turn import Turn, collect_turn
+    from .core.usage import BudgetExceeded
+    from .notebook.conversation import Conversation
+    from .notebook.frames import (
+        changes_frame,
+        history_frame,
+        interrupted_frame,
+        show_frame,
+        turns_frame,
+        usage_frame,
+    )
+    from .notebook.inspection import inspect
+    from .notebook.widgets import HistoryView
+    from .providers.base import Provider
+    from .providers.factory import (
+        PRESETS,
+        anthropic,
+        gemini,
+        openai,
+        preset,
+        responses,
+        validate_history,
+    )
+    from .store.base import ConversationBusy, Store, StoreError
+    from .store.memory import MemoryStore
+    from .store.postgres import PostgresStore
+    from .store.sqlite import NotebookStore
+    from .testing import simulate
+    from .transcripts.base import TranscriptError
+    from .transcripts.export import export
+    from .wrappers.backup import with_backup_models
+    from .wrappers.gate import create_gate, with_gate
+    from .wrappers.key_pool import with_key_pool
+    from .wrappers.registry import Registry
+    from .wrappers.retry import with_retry
+    from .wrappers.token import with_token
+    from .wrappers.watchdog import with_watchdog
 
 __all__ = [
     "AssistantMessage",
+    "BudgetExceeded",
+    "Conversation",
+    "ConversationBusy",
+    "Error",
     "ErrorKind",
-    "FilePart",
-    "Finish",
+    "HistoryView",
     "INTERRUPTED_MAY_HAVE_RUN",
     "INTERRUPTED_READ_ONLY",
     "ImagePart",
+    "MemoryStore",
     "Message",
-    "ModelInfo",
+    "NotebookStore",
+    "PRESETS",
+    "PostgresStore",
+    "Provider",
     "ProviderError",
-    "ReasoningDelta",
-    "ReasoningDetailsDelta",
-    "ReasoningItems",
-    "ReasoningItemsDelta",
+    "Registry",
     "Repaired",
+    "StepLimitReached",
+    "Store",
+    "StoreError",
     "SystemMessage",
-    "TextDelta",
     "TextPart",
+    "Tool",
     "ToolCall",
-    "ToolCallDelta",
-    "ToolDefinition",
     "ToolMessage",
+    "ToolRegistry",
+    "TranscriptError",
     "Turn",
-    "TurnAssembler",
-    "Usage",
-    "UsageUpdate",
     "UserMessage",
+    "anthropic",
+    "changes_frame",
     "collect_turn",
-    "dumps",
-    "is_backup_eligible",
-    "is_retryable",
-    "is_transient",
-    "loads",
+    "create_gate",
+    "define_tool",
+    "export",
+    "gemini",
+    "history_frame",
+    "inspect",
+    "interrupted_frame",
+    "openai",
+    "preset",
     "repair_history",
-    *_LAZY,
+    "responses",
+    "resume_many",
+    "send_many",
+    "show_frame",
+    "simulate",
+    "tool",
+    "turns_frame",
+    "usage_frame",
+    "validate_history",
+    "with_backup_models",
+    "with_gate",
+    "with_key_pool",
+    "with_retry",
+    "with_token",
+    "with_watchdog",
 ]
 
 
+_lazy_getattr, _ = lazy_exports(__name__, _LAZY, modules=frozenset({"simulate"}))
+
+
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'providerkit_nb' has no attribute {name!r}")
-    mod = importlib.import_module(module)
-    value = mod if name == "simulate" and module.endswith(".simulate") else getattr(mod, name)
-    globals()[name] = value
-    return value
+    home = _MOVED.get(name)
+    if home is not None:
+        warnings.warn(
+            f"pk.{name} moved to {home}.{name} in 1.0 (see CHANGELOG.md)", DeprecationWarning, stacklevel=2
+        )
+        return getattr(importlib.import_module(home), name)
+    return _lazy_getattr(name)
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return list(__all__)

@@ -8,6 +8,7 @@ changes, and which calls never returned, as plain-text tables that fit 100 colum
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from collections.abc import Sequence
@@ -18,6 +19,8 @@ from ..core.messages import AssistantMessage, Message, ToolMessage, loads, text_
 from ..core.repair import Repaired, repair_history
 from ..core.tools import ToolRegistry, tool
 from ..core.validate import Problem, validate_history
+from ..providers.base import Provider
+from ..testing.simulate import announcing, block_until_killed, demo_tools, kill_when_tool_starts
 
 WIDTH = 100
 EXAMPLE = "cut_off_conversation.json"
@@ -193,43 +196,21 @@ STORY_QUESTION = "Read README.md and write a one-line summary to NOTES.md."
 STORY_FILES = {"README.md": "# weather-cli\nA tiny command line that prints the weather. Requires Python 3.11."}
 
 
+def _record_then_block() -> None:
+    if os.environ.get("PK_RECORD_DEMO"):
+        from ..testing import offline
+
+        offline.stop()  # write what was recorded so far: SIGKILL comes next
+    block_until_killed()
+
+
 def _story_tools(slow_write: bool) -> ToolRegistry:
-    import os
-    import time
-
-    from ..core.tools import define_tool
-
-    def read(args: dict) -> str:
-        return STORY_FILES.get(args["path"], f"no such file: {args['path']}")
-
-    def write(args: dict) -> str:
-        if slow_write:
-            if os.environ.get("PK_RECORD_DEMO"):
-                from ..testing import offline
-
-                offline.stop()  # write what was recorded so far: SIGKILL comes next
-            print("TOOL_STARTED", flush=True)
-            time.sleep(60)  # the parent kills this process here
-        return f"wrote {len(args['content'])} characters to {args['path']}"
-
-    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-    both = {
-        "type": "object",
-        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-        "required": ["path", "content"],
-    }
-    return ToolRegistry(
-        [
-            define_tool("read_file", "Read a file of the project.", path, read, is_read_only=True),
-            define_tool("write_file", "Write a file of the project.", both, write),
-        ]
-    )
+    tools, _ = demo_tools(dict(STORY_FILES), before_write=_record_then_block if slow_write else None)
+    return tools
 
 
-def _story_provider() -> tuple[object, str]:
+def _story_provider() -> tuple[Provider, str]:
     """The real provider with a key; else the project's cassette, answered offline."""
-    import os
-
     from ..providers.factory import openai
     from ..testing import offline
 
@@ -253,21 +234,8 @@ def story_child(store_path: str) -> int:
     from ..store.sqlite import NotebookStore
 
     provider, _ = _story_provider()
-
-    class Announcing:
-        def __init__(self, store: NotebookStore) -> None:
-            self._store = store
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self._store, name)
-
-        def save(self, cid: str, message: Message) -> object:
-            saved = self._store.save(cid, message)
-            print(f"SAVED {message.role}", flush=True)
-            return saved
-
-    store = NotebookStore(store_path)
-    convo = Conversation(Announcing(store), STORY_ID, provider, _story_tools(slow_write=True),
+    store = announcing(NotebookStore(store_path))
+    convo = Conversation(store, STORY_ID, provider, _story_tools(slow_write=True),
                          system="You maintain a small project. Use the tools.", display=False)
     convo.send(STORY_QUESTION)
     return 0
@@ -275,10 +243,6 @@ def story_child(store_path: str) -> int:
 
 def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") -> int:
     """Crash a real conversation with SIGKILL mid-tool, then load, repair, resume and report."""
-    import os
-    import signal
-    import subprocess
-
     from ..conversation.facade import Conversation
     from ..store.sqlite import NotebookStore
     from ..viewer.report import write_report
@@ -292,24 +256,13 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
 
     out.write("providerkit_nb: a conversation that survives kill -9\n")
     _section(out, "1. a child process runs the conversation; we SIGKILL it while write_file runs")
-    child = subprocess.Popen(
-        [sys.executable, "-m", "providerkit_nb", "demo", "--child", str(store_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    assert child.stdout is not None
-    for line in child.stdout:
-        out.write(f"  child: {line}")
-        if line.startswith("TOOL_STARTED"):
-            os.kill(child.pid, signal.SIGKILL)
-            break
-    child.wait(timeout=30)
-    err = child.stderr.read() if child.stderr else ""
-    child.stdout.close()
-    if child.stderr:
-        child.stderr.close()
-    if child.returncode != -signal.SIGKILL:
-        out.write(err[-3000:])
-        out.write(f"the child exited with {child.returncode} before its tool ran\n")
+    try:
+        child = kill_when_tool_starts(
+            [sys.executable, "-m", "providerkit_nb", "demo", "--child", str(store_path)],
+            echo=lambda line: out.write(f"  child: {line}"),
+        )
+    except RuntimeError as exc:
+        out.write(f"{exc}\n")
         return 1
     out.write(f"  child killed (exit {child.returncode}) inside write_file\n")
 

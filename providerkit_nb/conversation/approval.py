@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..core.errors import Error
 from ..core.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ..core.repair import InterruptedCall, Repaired
 from ..core.tools import ToolRegistry
@@ -84,11 +85,11 @@ Approve = Literal["ask"] | Callable[[ToolCall], Any] | None
 SettleHow = Literal["ran", "run", "model"]
 
 
-class ApprovalError(RuntimeError):
+class ApprovalError(Error, RuntimeError):
     """A question about a call could not be asked or its answer was not understood."""
 
 
-class SettleError(ValueError):
+class SettleError(Error, ValueError):
     """``settle`` was given a call that is not an open interrupted call, or a wrong action."""
 
 

@@ -10,18 +10,22 @@ and repairs cleanly and the next ``send`` or ``resume`` carries on.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ..core.compaction import (
+    active_history,
+    compaction_messages,
     guess_context_window,
     history_budget_tokens,
     needs_compaction,
     pick_cut,
+    summarize,
 )
-from ..core.errors import ErrorKind, ProviderError
+from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached
 from ..core.messages import (
     AssistantMessage,
     ContentPart,
@@ -33,16 +37,57 @@ from ..core.messages import (
 )
 from ..core.repair import Repaired, repair_history
 from ..core.structured import JsonFormat, JsonReply, json_format, read_answer
+from ..core.tools import Tool, ToolRegistry
 from ..core.turn import Turn, TurnAssembler
 from ..core.usage import UsageTracker
 from . import approval
-from .compact import active_history, compaction_messages, summarize
 from .console import Show, terminal_display
+
+if TYPE_CHECKING:
+    from ..core.repair import InterruptedCall
+    from ..core.usage import Rate
+    from ..providers.base import Provider
+    from ..store.base import Store
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_M = TypeVar("_M")
 
-__all__ = ["Conversation", "TurnRecord"]
+__all__ = ["Conversation", "SystemPromptChanged", "TurnRecord"]
+
+
+class SystemPromptChanged(Error, ValueError):
+    """``system=`` differs from the system message the stored conversation already starts with.
+
+    Reopening a conversation with another prompt would silently keep the old one (the store is
+    append-only); pass ``replace_system=True`` to start using the new one from the next call."""
+
+    def __init__(self, conversation_id: str, stored: str, given: str) -> None:
+        super().__init__(
+            f"conversation {conversation_id!r} was started with another system prompt.\n"
+            f"  stored: {_clip(stored)}\n  given:  {_clip(given)}\n"
+            "Pass replace_system=True to use the new one from the next call, or system=None to keep the stored one."
+        )
+        self.stored = stored
+        self.given = given
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _open_store(store: Any) -> Store:
+    """A store object as it is; a path (str or os.PathLike) opens a NotebookStore there."""
+    if isinstance(store, str | os.PathLike):
+        from ..store.sqlite import NotebookStore
+
+        return NotebookStore(os.fspath(store))
+    if not callable(getattr(store, "load", None)) or not callable(getattr(store, "save", None)):
+        raise TypeError(
+            f"store must be a store (pk.NotebookStore(), pk.MemoryStore(), pk.PostgresStore(dsn)) "
+            f"or the path of a SQLite file, got {type(store).__name__}"
+        )
+    return store
 
 
 @dataclass(slots=True)
@@ -99,31 +144,31 @@ class Conversation:
 
     def __init__(
         self,
-        store: Any,
+        store: Store | str | os.PathLike[str],
         conversation_id: str,
-        provider: Any,
-        tools: Any = None,
+        provider: Provider,
+        tools: ToolRegistry | Sequence[Tool | Callable[..., object]] | None = None,
         system: str | None = None,
         *,
+        replace_system: bool = False,
         max_steps: int = 8,
         display: bool | str = "auto",
         options: dict[str, Any] | None = None,
         approve: approval.Approve = None,
-        rate: Any = None,
+        rate: Rate | dict[str, float] | None = None,
         budget_usd: float | None = None,
         compact: bool = False,
         context_window: int | None = None,
     ) -> None:
-        from ..core.tools import ToolRegistry
-
         if not conversation_id:
             raise ValueError("conversation_id must be a non-empty string")
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
-        self.store = store
+        store = _open_store(store)
+        self.store: Store = store
         self.id = conversation_id
-        self.provider = provider
-        self.tools = tools if tools is not None else ToolRegistry([])
+        self.provider: Provider = provider
+        self.tools: ToolRegistry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(list(tools or []))
         self.max_steps = max_steps
         self.display = display
         self.options = dict(options or {})
@@ -136,12 +181,24 @@ class Conversation:
         self._json: JsonFormat | None = None
         self.session_id: str = store.session_id(conversation_id)
         self._history: list[Message] = list(store.load(conversation_id))
-        if system is not None and not any(isinstance(m, SystemMessage) for m in self._history):
-            self._save(SystemMessage(system))
+        if system is not None:
+            self._set_system(system, replace_system)
         self.approve = approve  # None: tools run as they come; "ask" or a callable: see approval
         self._approver = approval.resolve_approver(approve, self._ask)
         self._asking: set[str] = approval.asking_ids(store, conversation_id)
         self.repaired: Repaired = self.repair()
+
+    def _set_system(self, system: str, replace: bool) -> None:
+        stored = [m for m in self._history if isinstance(m, SystemMessage)]
+        if not stored:
+            self._save(SystemMessage(system))
+            return
+        current = stored[-1].content if isinstance(stored[-1].content, str) else ""
+        if current == system:
+            return
+        if not replace:
+            raise SystemPromptChanged(self.id, current, system)
+        self._save(SystemMessage(system))  # the newest system message is the one sent
 
     # reading ---------------------------------------------------------------
 
@@ -151,13 +208,13 @@ class Conversation:
         return list(self._history)
 
     @property
-    def interrupted(self) -> list[Any]:
+    def interrupted(self) -> list[InterruptedCall]:
         """Calls that never returned, as the last repair saw them."""
         return list(self.repaired.interrupted)
 
     def is_read_only(self, name: str) -> bool:
         try:
-            return bool(self.tools.get(name).is_read_only)
+            return bool(self.tools.get(name).read_only)
         except KeyError:
             return False
 
@@ -176,14 +233,30 @@ class Conversation:
 
     # acting ----------------------------------------------------------------
 
-    @_guarded
+    @overload
+    def send(self, text: str | Sequence[ContentPart] | UserMessage, *, json: None = None) -> Turn: ...
+
+    @overload
+    def send(self, text: str | Sequence[ContentPart] | UserMessage, *, json: type[_M]) -> JsonReply[_M]: ...
+
+    @overload
+    def send(
+        self, text: str | Sequence[ContentPart] | UserMessage, *, json: dict[str, Any] | str
+    ) -> JsonReply[Any]: ...
+
     def send(self, text: str | Sequence[ContentPart] | UserMessage, *, json: Any = None) -> Any:
         """Add a user message and run the loop until the model answers without calls.
 
         Returns the last Turn; with ``json=`` (a schema, a model class with
         ``model_json_schema``, or "object") a ``JsonReply``: the parsed answer (validated into
         the model when it has ``model_validate``) next to the turn, or the reason it did not parse.
+        When the model still asks for tools after ``max_steps`` calls, ``StepLimitReached`` is
+        raised with every result saved (``convo.resume()`` goes on).
         """
+        return self._send(text, json)
+
+    @_guarded
+    def _send(self, text: str | Sequence[ContentPart] | UserMessage, json: Any) -> Any:
         fmt = json_format(json)  # a bad json= fails before anything is saved
         self.usage.check_budget()  # so does a spent budget: the message is not saved either
         message = text if isinstance(text, UserMessage) else UserMessage(
@@ -246,7 +319,7 @@ class Conversation:
         self.store.save(self.id, message)
         self._history.append(message)
 
-    def _loop(self) -> Turn | None:
+    def _loop(self) -> Turn:
         turn: Turn | None = None
         for step in range(self.max_steps):
             self.usage.check_budget()  # before a call that would start over the budget
@@ -272,7 +345,7 @@ class Conversation:
                 else:
                     self._save(self.tools.run(call))  # each result as it comes back
         self.repair()
-        return turn
+        raise StepLimitReached(self.max_steps, turn)
 
     def _stream_turn(self, messages: list[Message], step: int) -> Turn:
         tools = self.tools.definitions() or None

@@ -3,6 +3,11 @@ summarised history that replaces the older part.
 
 The cut is chosen so the kept tail is a valid history on its own: the newest message is always
 kept, a tool result never loses its call, and an assistant's calls never lose their results.
+
+A store keeps everything (it is the record); compacting appends the summary as a user turn
+(``[Earlier conversation, summarized]`` then the text) followed by copies of the kept recent
+messages. The live history (``active_history``) is the system prompt plus everything from the
+newest summary on, so a reload or another process sees the same compacted history.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ErrorKind, ProviderError
 from .messages import AssistantMessage, Message, SystemMessage, TextPart, ToolMessage, UserMessage
+from .turn import Turn, collect_turn
 
 __all__ = [
     "CONTEXT_RESERVE_TOKENS",
@@ -26,6 +33,10 @@ __all__ = [
     "history_budget_tokens",
     "pick_cut",
     "apply_compaction",
+    "active_history",
+    "compaction_messages",
+    "is_summary",
+    "summarize",
     "guess_context_window",
     "parse_context_overflow",
     "summary_request",
@@ -96,13 +107,49 @@ def pick_cut(messages: Sequence[Message], budget: int) -> int:
     return cut
 
 
-def apply_compaction(messages: Sequence[Message], cut: int, summary: str) -> list[Message]:
-    """Every system message, then the summary as one user turn, then the tail from ``cut``."""
+def compaction_messages(messages: Sequence[Message], cut: int, summary: str) -> list[Message]:
+    """What a store appends when it compacts: the summary turn, then the kept tail (non-system)."""
     if not 0 <= cut <= len(messages):
         raise ValueError(f"cut {cut} is outside the history (0..{len(messages)})")
-    system = [m for m in messages if isinstance(m, SystemMessage)]
-    tail = [m for m in messages[cut:] if not isinstance(m, SystemMessage)]
-    return [*system, UserMessage(SUMMARY_PREFIX + summary), *tail]
+    return [UserMessage(SUMMARY_PREFIX + summary), *(m for m in messages[cut:] if not isinstance(m, SystemMessage))]
+
+
+def apply_compaction(messages: Sequence[Message], cut: int, summary: str) -> list[Message]:
+    """Every system message, then the summary as one user turn, then the tail from ``cut``."""
+    tail = compaction_messages(messages, cut, summary)
+    return [*(m for m in messages if isinstance(m, SystemMessage)), *tail]
+
+
+def is_summary(m: Message) -> bool:
+    return isinstance(m, UserMessage) and isinstance(m.content, str) and m.content.startswith(SUMMARY_PREFIX)
+
+
+def active_history(messages: Sequence[Message]) -> list[Message]:
+    """What is sent of a stored (append-only) history: the system prompt first (the newest
+    system message: saving another one replaces the prompt), then everything from the newest
+    summary on (all of it if none)."""
+    systems = [m for m in messages if isinstance(m, SystemMessage)]
+    last = next((i for i in range(len(messages) - 1, -1, -1) if is_summary(messages[i])), None)
+    if len(systems) <= 1 and last is None and (not systems or isinstance(messages[0], SystemMessage)):
+        return list(messages)
+    body = messages if last is None else messages[last:]
+    return [*systems[-1:], *(m for m in body if not isinstance(m, SystemMessage))]
+
+
+# per-call options that make no sense for the summary request
+_NOT_FOR_SUMMARY = frozenset({"json", "json_with_tools", "tool_choice", "parallel_tool_calls", "on_activity"})
+
+
+def summarize(provider: Any, older: Sequence[Message], options: dict[str, Any]) -> Turn:
+    """Ask ``provider`` to summarise ``older``; the turn (with its usage) is returned."""
+    opts = {k: v for k, v in options.items() if k not in _NOT_FOR_SUMMARY}
+    turn = collect_turn(provider.create_stream(summary_request(older), None, **opts))
+    if not turn.message.content.strip():
+        raise ProviderError(
+            getattr(provider, "id", "provider"), ErrorKind.OVERLOAD,
+            "compaction: the summary came back empty; nothing was changed (try again, or compact=False)",
+        )
+    return turn
 
 
 _WINDOWS: tuple[tuple[re.Pattern[str], int], ...] = (

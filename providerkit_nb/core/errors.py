@@ -1,4 +1,4 @@
-"""ProviderError and its kinds, each named for what fixes it.
+"""The library's errors: one base (``Error``), and ProviderError with kinds named for the fix.
 
 Classification of HTTP statuses, bodies and transport failures lives in
 ``providerkit_nb.transport.classify``; this module only holds the shape every layer shares, so
@@ -11,10 +11,10 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "Error",
     "ErrorKind",
     "ProviderError",
-    "is_transient",
-    "is_backup_eligible",
+    "StepLimitReached",
     "is_retryable",
     "BODY_LIMIT",
     "MALFORMED_KIND",
@@ -50,7 +50,6 @@ class ErrorKind(StrEnum):
 MALFORMED_KIND = ErrorKind.OVERLOAD
 
 _TRANSIENT = frozenset({ErrorKind.TIMEOUT, ErrorKind.NETWORK, ErrorKind.OVERLOAD, ErrorKind.RATE})
-_BACKUP = frozenset({ErrorKind.OVERLOAD, ErrorKind.RATE})
 _NEVER_RETRY = frozenset(
     {
         ErrorKind.QUOTA,
@@ -64,7 +63,28 @@ _NEVER_RETRY = frozenset(
 )
 
 
-class ProviderError(Exception):
+class Error(Exception):
+    """Every error this library raises on purpose derives from this one, so
+    ``except pk.Error`` catches what the library means and lets a bug of the caller through."""
+
+
+class StepLimitReached(Error):
+    """The loop ran ``max_steps`` model calls and the model still asked for tools.
+
+    Every call it asked for has been run and its result saved, so the history is whole:
+    ``convo.resume()`` goes on for another ``max_steps``. ``turn`` is the last turn (its
+    ``finish_reason`` is ``tool_calls``)."""
+
+    def __init__(self, steps: int, turn: Any) -> None:
+        super().__init__(
+            f"stopped after {steps} model call(s) (max_steps={steps}); the model still asked for tools. "
+            "Every result is saved: convo.resume() carries on, or raise max_steps"
+        )
+        self.steps = steps
+        self.turn = turn
+
+
+class ProviderError(Error):
     """A failure talking to a provider, classified once, at the point it was understood.
 
     ``body`` is at most 2,000 characters of what the provider said; it never holds a credential
@@ -137,20 +157,6 @@ class ProviderError(Exception):
             "message": self.message,
             "body": self.body,
         }
-
-
-def is_transient(kind: ErrorKind | str | ProviderError) -> bool:
-    """Worth retrying against the same endpoint."""
-    if isinstance(kind, ProviderError):
-        return kind.is_transient
-    return ErrorKind(kind) in _TRANSIENT
-
-
-def is_backup_eligible(kind: ErrorKind | str | ProviderError) -> bool:
-    """Worth trying another model or endpoint (overload or throttle, not our bug)."""
-    if isinstance(kind, ProviderError):
-        kind = kind.kind
-    return ErrorKind(kind) in _BACKUP
 
 
 def is_retryable(err: BaseException, max_wait: float = 60.0) -> bool:

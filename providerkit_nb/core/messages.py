@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import Error
+
 __all__ = [
     "TextPart",
     "ImagePart",
@@ -37,7 +39,7 @@ __all__ = [
 IMAGE_MIME_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 
 
-class MessageFormatError(ValueError):
+class MessageFormatError(Error, ValueError):
     """A message dict that is not canonical. ``path`` locates the bad field the way a JSON
     document of messages spells it, e.g. ``[3].tool_calls[0].arguments``."""
 

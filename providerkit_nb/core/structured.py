@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .tool_schema import check_value
+
+if TYPE_CHECKING:
+    from .turn import Turn
+
+_T = TypeVar("_T")
 
 __all__ = [
     "JSON_WITH_TOOLS",
@@ -251,18 +257,18 @@ def read_answer(text: str, fmt: JsonFormat | None) -> JsonAnswer:
 
 
 @dataclass(frozen=True, slots=True)
-class JsonReply:
+class JsonReply(Generic[_T]):
     """What ``Conversation.send(..., json=...)`` returns: the parsed (and validated) answer
     next to the turn it came from. ``value`` is None and ``error`` says why when the answer
     did not parse or fit; ``turn`` is always there. Unpacks as ``value, turn``."""
 
-    value: Any
-    turn: Any
+    value: _T | None
+    turn: Turn | None
     error: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.value, self.turn))

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ParamSpec, TypeVar, overload
 
 from .messages import ToolCall, ToolMessage, _encode
 
@@ -36,11 +36,15 @@ class ToolDefinition:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
 @dataclass(slots=True)
 class Tool:
     """A tool the model may call. ``run`` takes the arguments object (a dict).
 
-    ``is_read_only`` is False unless the tool says so: it decides what the model is told about a
+    ``read_only`` is False unless the tool says so: it decides what the model is told about a
     call that was interrupted (safe to call again, or check its effect first).
     """
 
@@ -48,9 +52,9 @@ class Tool:
     description: str
     input_schema: dict[str, Any]
     run: Callable[[dict[str, Any]], Any] = field(repr=False)
-    is_read_only: bool = False
+    read_only: bool = False
     timeout: float = 60.0
-    func: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    func: Callable[..., object] | None = field(default=None, repr=False, compare=False)
 
     @property
     def definition(self) -> ToolDefinition:
@@ -68,14 +72,15 @@ def define_tool(
     description: str,
     input_schema: dict[str, Any],
     run: Callable[[dict[str, Any]], Any],
-    is_read_only: bool = False,
+    *,
+    read_only: bool = False,
     timeout: float = 60.0,
 ) -> Tool:
     """A tool from an explicit JSON object schema; ``run(arguments: dict)`` does the work.
 
-    Set ``is_read_only=True`` only on a tool that changes nothing.
+    Set ``read_only=True`` only on a tool that changes nothing.
     """
-    return _make(name, description, input_schema, run, is_read_only, timeout, None)
+    return _make(name, description, input_schema, run, read_only, timeout, None)
 
 
 def _make(
@@ -83,9 +88,9 @@ def _make(
     description: str,
     input_schema: dict[str, Any],
     run: Callable[[dict[str, Any]], Any],
-    is_read_only: bool,
+    read_only: bool,
     timeout: float,
-    func: Callable[..., Any] | None,
+    func: Callable[..., object] | None,
 ) -> Tool:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(
@@ -100,17 +105,31 @@ def _make(
         raise TypeError(f"tool {name!r}: run must be callable")
     if not isinstance(timeout, int | float) or not math.isfinite(timeout) or timeout <= 0:
         raise ValueError(f"tool {name!r}: timeout must be a finite number of seconds > 0")
-    return Tool(name, description or "", input_schema, run, bool(is_read_only), float(timeout), func)
+    return Tool(name, description or "", input_schema, run, bool(read_only), float(timeout), func)
 
 
+@overload
+def tool(fn: Callable[_P, _R], /) -> Tool: ...
+
+
+@overload
 def tool(
-    fn: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
     read_only: bool = False,
     timeout: float = 60.0,
-) -> Any:
+) -> Callable[[Callable[_P, _R]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., object] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    read_only: bool = False,
+    timeout: float = 60.0,
+) -> Tool | Callable[[Callable[..., object]], Tool]:
     """Make a tool from a function: its parameters (type hints) are the input schema, its
     docstring the description (``Args:`` or ``:param:`` lines describe the parameters).
 
@@ -118,7 +137,7 @@ def tool(
     optional. The decorated name is a ``Tool`` that can still be called like the function.
     """
 
-    def wrap(f: Callable[..., Any]) -> Tool:
+    def wrap(f: Callable[..., object]) -> Tool:
         from .tool_schema import enum_parameters, schema_from_function
 
         doc, schema = schema_from_function(f)
@@ -185,17 +204,23 @@ def _short(exc: BaseException) -> str:
 class ToolRegistry:
     """The tools of a conversation, in a stable order (the order is part of the cached prompt)."""
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    @overload
+    def __init__(self, tools: Iterable[Tool] = ()) -> None: ...
+
+    @overload
+    def __init__(self, tools: Iterable[Tool | Callable[..., object]]) -> None: ...
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., object]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         for t in tools:
             self.register(t)
 
-    def register(self, t: Tool | Callable[..., Any]) -> Tool:
+    def register(self, t: Tool | Callable[..., object]) -> Tool:
         """Add a tool (a plain function is turned into one with ``tool``); names are unique."""
         if not isinstance(t, Tool):
             if not callable(t):
                 raise TypeError(f"not a tool: {t!r}; use @tool or define_tool")
-            t = cast(Tool, tool(t))
+            t = tool(t)
         if t.name in self._tools:
             raise ValueError(f"a tool named {t.name!r} is already registered")
         self._tools[t.name] = t
@@ -226,7 +251,7 @@ class ToolRegistry:
     def is_read_only(self, name: str) -> bool:
         """For ``repair_history(is_read_only=...)``: an unknown tool counts as not read-only."""
         t = self._tools.get(name)
-        return t.is_read_only if t is not None else False
+        return t.read_only if t is not None else False
 
     def definitions(self, allow: Iterable[str] | None = None) -> list[ToolDefinition]:
         """Definitions in registration order (optionally only the names in ``allow``)."""
@@ -328,7 +353,7 @@ class ToolRegistry:
         if not done.wait(limit):
             after = (
                 " It changes nothing, so it is safe to call again (perhaps with a smaller request)."
-                if t.is_read_only
+                if t.read_only
                 else " It may still be running or have partly run, so check its effect before "
                 "calling it again."
             )
@@ -349,7 +374,7 @@ class ToolRegistry:
                 raise error  # KeyboardInterrupt, SystemExit: never turned into a message
             after = (
                 " Check the arguments, or try another way."
-                if t.is_read_only
+                if t.read_only
                 else " It may have partly run, so check its effect before calling it again."
             )
             return ToolResult(

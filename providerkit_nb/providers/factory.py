@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from .base import WireProvider
@@ -256,7 +256,22 @@ def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, 
     return cls(model=model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"})
 
 
-def _wire_constructor(default_preset: str, wire: str, name: str, doc: str) -> Any:
+class WireConstructor(Protocol):
+    """``pk.openai``, ``pk.responses``, ``pk.anthropic``, ``pk.gemini``: the same keywords on each."""
+
+    def __call__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: Any = None,
+        transport: Any = None,
+        **kw: Any,
+    ) -> WireProvider: ...
+
+
+def _wire_constructor(default_preset: str, wire: str, name: str, doc: str) -> WireConstructor:
     """One constructor per wire, all with the same keyword names (as the vendor SDKs spell them)."""
 
     def construct(

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ProviderError
+from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, Error, ProviderError
 from ..core.turn import (
     Chunk,
     Finish,
@@ -97,7 +97,7 @@ def found(value: Any) -> str:
     return f"{kind} {text}"
 
 
-class FrameError(ValueError):
+class FrameError(Error, ValueError):
     """Raised inside a parser when a required part of a frame is missing or has the wrong
     shape; the guard adds the wire, the event number and the excerpt. ``what`` names the part
     (a quoted wire field, or plain words for a chunk the parser built)."""

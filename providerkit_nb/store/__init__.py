@@ -1,1 +1,21 @@
 """Stores: where a conversation's messages are saved as they happen."""
+
+from .base import ConversationBusy, Store, StoreCorruptError, StoreError
+from .call_marks import CallMark
+from .jsonl import read_jsonl, write_jsonl
+from .memory import MemoryStore
+from .postgres import PostgresStore
+from .sqlite import NotebookStore
+
+__all__ = [
+    "CallMark",
+    "ConversationBusy",
+    "MemoryStore",
+    "NotebookStore",
+    "PostgresStore",
+    "Store",
+    "StoreCorruptError",
+    "StoreError",
+    "read_jsonl",
+    "write_jsonl",
+]

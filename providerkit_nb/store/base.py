@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
+from ..core.errors import Error
 from ..core.messages import Message, message_from_dict
 from ..core.turn import Turn
 from .call_marks import CallMark, decode_mark, encode_mark
@@ -66,7 +67,7 @@ __all__ = [
 # --------------------------------------------------------------------------- errors
 
 
-class StoreError(Exception):
+class StoreError(Error):
     """A store could not do what was asked. The message names the file or server and the fix."""
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.errors import Error
+
 __all__ = [
     "CassetteError",
     "Interaction",
@@ -36,7 +38,7 @@ WIRE_MODULES = ("openai_chat", "openai_responses", "anthropic", "gemini")
 _CONTRACT = ("matches", "import_request", "replay_provider")
 
 
-class CassetteError(ValueError):
+class CassetteError(Error, ValueError):
     """The file cannot be read as a cassette (the message says why)."""
 
 

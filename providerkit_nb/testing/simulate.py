@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message, ToolMessage
@@ -44,6 +44,9 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..providers.base import CallOptions, ChunkStream, Provider
+
+if TYPE_CHECKING:
+    from ..store.base import Store
 
 __all__ = [
     "ScriptedProvider",
@@ -221,7 +224,7 @@ def raise_in_tool(t: Tool, error: BaseException | None = None) -> Tool:
     def run(arguments: dict[str, Any]) -> Any:
         raise exc
 
-    return define_tool(t.name, t.description, t.input_schema, run, is_read_only=t.is_read_only, timeout=t.timeout)
+    return define_tool(t.name, t.description, t.input_schema, run, read_only=t.read_only, timeout=t.timeout)
 
 
 def stop_in_tool(t: Tool, *, effect: Callable[[dict[str, Any]], Any] | None = None) -> Tool:
@@ -235,14 +238,19 @@ def stop_in_tool(t: Tool, *, effect: Callable[[dict[str, Any]], Any] | None = No
             t.run(arguments)
         raise KeyboardInterrupt
 
-    return define_tool(t.name, t.description, t.input_schema, run, is_read_only=t.is_read_only, timeout=t.timeout)
+    return define_tool(t.name, t.description, t.input_schema, run, read_only=t.read_only, timeout=t.timeout)
 
 
 # --------------------------------------------------------------------------- a tiny workspace
 
 
-def demo_tools(files: dict[str, str] | None = None) -> tuple[ToolRegistry, dict[str, str]]:
-    """``read_file`` (read-only) and ``write_file`` (changes the workspace) over a dict."""
+def demo_tools(
+    files: dict[str, str] | None = None, *, before_write: Callable[[], None] | None = None
+) -> tuple[ToolRegistry, dict[str, str]]:
+    """``read_file`` (read-only) and ``write_file`` (changes the workspace) over a dict.
+
+    ``before_write`` runs when write_file starts, before it writes (the crash stories use
+    :func:`block_until_killed` there)."""
     workspace = files if files is not None else {"README.md": "# Hello\nThis project streams turns."}
 
     def read_file(arguments: dict[str, Any]) -> str:
@@ -252,6 +260,8 @@ def demo_tools(files: dict[str, str] | None = None) -> tuple[ToolRegistry, dict[
         return workspace[path]
 
     def write_file(arguments: dict[str, Any]) -> str:
+        if before_write is not None:
+            before_write()
         workspace[arguments["path"]] = arguments["content"]
         return f"wrote {len(arguments['content'])} characters to {arguments['path']}"
 
@@ -264,7 +274,7 @@ def demo_tools(files: dict[str, str] | None = None) -> tuple[ToolRegistry, dict[
     return (
         ToolRegistry(
             [
-                define_tool("read_file", "Read a file of the workspace.", schema_read, read_file, is_read_only=True),
+                define_tool("read_file", "Read a file of the workspace.", schema_read, read_file, read_only=True),
                 define_tool("write_file", "Write a file of the workspace.", schema_write, write_file),
             ]
         ),
@@ -284,34 +294,88 @@ class KillReport:
     returncode: int | None
 
 
+TOOL_STARTED = "TOOL_STARTED"  # what a child prints when the tool it will be killed in starts
+
+
+def block_until_killed() -> None:
+    """Say the tool has started, then wait for the parent's SIGKILL."""
+    print(TOOL_STARTED, flush=True)
+    time.sleep(60)
+
+
+class _Announcing:
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def save(self, conversation_id: str, message: Message) -> Any:
+        saved = self._store.save(conversation_id, message)
+        print(f"SAVED {message.role}", flush=True)
+        return saved
+
+
+def announcing(store: Store) -> Store:
+    """``store``, printing ``SAVED <role>`` once each save is durable, so the parent that will
+    kill this process knows what must survive."""
+    return cast("Store", _Announcing(store))
+
+
+@dataclass
+class ChildRun:
+    saved: int  # SAVED lines the child printed before it died
+    returncode: int | None
+    stderr: str
+
+
+def kill_when_tool_starts(
+    argv: list[str], *, timeout: float = 30.0, echo: Callable[[str], object] | None = None
+) -> ChildRun:
+    """Run ``argv`` and SIGKILL it as soon as it prints ``TOOL_STARTED``.
+
+    Raises when the child ends before a tool started (its stderr is in the message)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    saved = 0
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    stderr = ""
+    try:
+        for line in proc.stdout:
+            if echo is not None:
+                echo(line)
+            if line.startswith("SAVED"):
+                saved += 1
+            if line.startswith(TOOL_STARTED):
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            if time.monotonic() > deadline:
+                break
+        else:
+            stderr = proc.stderr.read() if proc.stderr else ""
+            raise RuntimeError(f"the child process ended before its tool started:\n{stderr[-2000:]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        for f in (proc.stdout, proc.stderr):
+            if f is not None:
+                f.close()
+    return ChildRun(saved, proc.returncode, stderr)
+
+
 _CHILD = r"""
-import sys, time
+import sys
 import providerkit_nb as pk
-from providerkit_nb import simulate
+from providerkit_nb.testing import simulate
 
 path, cid = sys.argv[1], sys.argv[2]
-store = pk.NotebookStore(path)
-tools, _ = simulate.demo_tools()
-
-def slow_write(arguments):
-    print("TOOL_STARTED", flush=True)
-    time.sleep(60)   # the parent kills us here
-    return "never"
-
-tools = pk.ToolRegistry([tools.get("read_file"), pk.define_tool("write_file", "Write a file.", tools.get("write_file").input_schema, slow_write)])
+tools, _ = simulate.demo_tools(before_write=simulate.block_until_killed)
 provider = simulate.ScriptedProvider([
     simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "done"})]),
 ])
-
-class Announcing:
-    def __init__(self, store): self.store = store
-    def __getattr__(self, name): return getattr(self.store, name)
-    def save(self, cid, message):
-        saved = self.store.save(cid, message)
-        print("SAVED", message.role, flush=True)
-        return saved
-
-convo = pk.Conversation(Announcing(store), cid, provider, tools, system="You edit files.", display=False)
+store = simulate.announcing(pk.NotebookStore(path))
+convo = pk.Conversation(store, cid, provider, tools, system="You edit files.", display=False)
 convo.send("Read README.md, then write NOTES.md.")
 """
 
@@ -322,35 +386,8 @@ def kill_process(path: str | Path, conversation_id: str = "killed", *, timeout: 
     The store file at ``path`` then holds what the child saved before it died; load it and
     repair it to see what a restarted kernel would send.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path), conversation_id],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    saved = 0
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    try:
-        for line in proc.stdout:
-            if line.startswith("SAVED"):
-                saved += 1
-            if line.startswith("TOOL_STARTED"):
-                os.kill(proc.pid, signal.SIGKILL)
-                break
-            if time.monotonic() > deadline:
-                break
-        else:
-            err = proc.stderr.read() if proc.stderr else ""
-            raise RuntimeError(f"the child process ended before its tool started:\n{err[-2000:]}")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(timeout=10)
-        for f in (proc.stdout, proc.stderr):
-            if f is not None:
-                f.close()
-    return KillReport(str(path), conversation_id, "inside write_file", saved, proc.returncode)
+    run = kill_when_tool_starts([sys.executable, "-c", _CHILD, str(path), conversation_id], timeout=timeout)
+    return KillReport(str(path), conversation_id, "inside write_file", run.saved, run.returncode)
 
 
 # --------------------------------------------------------------------------- lessons

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import Error
 from ..core.messages import Message
 
 __all__ = [
@@ -31,7 +32,7 @@ _HEAD_BYTES = 64 * 1024
 _LINES_BYTES = 16 * 1024 * 1024
 
 
-class TranscriptError(ValueError):
+class TranscriptError(Error, ValueError):
     """A source could not be read as the format asked for; the message names the source, the
     place (line, row, field) and what to do."""
 

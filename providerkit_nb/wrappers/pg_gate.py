@@ -38,6 +38,8 @@ import warnings
 from collections import deque
 from typing import Any
 
+from ..core.errors import Error
+
 __all__ = ["PostgresGate", "PostgresSlot", "GateError", "describe_dsn"]
 
 _OWNER_NS = 0x706B6761  # classid of the owner tokens (two-int4 advisory lock form)
@@ -129,7 +131,7 @@ _SETUP = (
 )
 
 
-class GateError(RuntimeError):
+class GateError(Error, RuntimeError):
     """The shared gate's server could not be reached or answered with an error."""
 
 

@@ -43,7 +43,7 @@ class Workspace:
 
         return pk.ToolRegistry(
             [
-                pk.define_tool("read_file", "Read a file.", SCHEMA, read_file, is_read_only=True),
+                pk.define_tool("read_file", "Read a file.", SCHEMA, read_file, read_only=True),
                 pk.define_tool("write_file", "Write a file.", SCHEMA, write_file),
             ]
         )

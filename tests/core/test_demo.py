@@ -9,12 +9,13 @@ from pathlib import Path
 
 import providerkit_nb as pk
 from providerkit_nb.cli.demo import find_example, run_walkthrough
+from providerkit_nb.messages import loads
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_example_is_the_cut_off_conversation_it_claims_to_be() -> None:
-    history = pk.loads(find_example().read_text(encoding="utf-8"))
+    history = loads(find_example().read_text(encoding="utf-8"))
     rules = sorted(p.rule for p in pk.validate_history(history))
     assert rules == ["dangling_call", "duplicate_id", "empty_assistant", "orphan_result"]
 

@@ -8,6 +8,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.messages import ensure_messages, message_from_dict
+from providerkit_nb.messages import dumps, loads
 
 # Written by hand in the canonical encoding (sorted keys, compact, non-ASCII kept), so the
 # expected bytes do not come from the code under test.
@@ -28,7 +29,7 @@ CANONICAL = (
 
 
 def test_round_trip_is_byte_exact() -> None:
-    msgs = pk.loads(CANONICAL)
+    msgs = loads(CANONICAL)
     assert [type(m).__name__ for m in msgs] == [
         "SystemMessage",
         "UserMessage",
@@ -38,12 +39,12 @@ def test_round_trip_is_byte_exact() -> None:
         "ToolMessage",
         "AssistantMessage",
     ]
-    assert pk.dumps(msgs) == CANONICAL
-    assert pk.dumps(pk.loads(pk.dumps(msgs))) == CANONICAL
+    assert dumps(msgs) == CANONICAL
+    assert dumps(loads(dumps(msgs))) == CANONICAL
 
 
 def test_fields_survive_round_trip() -> None:
-    msgs = pk.loads(CANONICAL)
+    msgs = loads(CANONICAL)
     a = msgs[3]
     assert isinstance(a, pk.AssistantMessage)
     assert a.tool_calls[0].arguments == '{"path": "README.md"}'  # raw text, verbatim
@@ -56,7 +57,7 @@ def test_fields_survive_round_trip() -> None:
 
 
 def test_absent_fields_left_out() -> None:
-    text = pk.dumps([pk.AssistantMessage("hi"), pk.ToolMessage("c", "t", "r")])
+    text = dumps([pk.AssistantMessage("hi"), pk.ToolMessage("c", "t", "r")])
     assert text == (
         '[{"content":"hi","role":"assistant"},'
         '{"content":"r","name":"t","role":"tool","tool_call_id":"c"}]'
@@ -89,7 +90,7 @@ def test_absent_fields_left_out() -> None:
 )
 def test_from_dict_errors_name_field_and_index(doc: list, index: int, needle: str) -> None:
     with pytest.raises(ValueError) as exc:
-        pk.loads(json.dumps(doc))
+        loads(json.dumps(doc))
     text = str(exc.value)
     assert f"message {index}" in text
     assert needle in text
@@ -97,9 +98,9 @@ def test_from_dict_errors_name_field_and_index(doc: list, index: int, needle: st
 
 def test_loads_rejects_non_json_and_non_arrays() -> None:
     with pytest.raises(ValueError, match="not valid JSON"):
-        pk.loads("[{")
+        loads("[{")
     with pytest.raises(ValueError, match="JSON array"):
-        pk.loads('{"role": "user"}')
+        loads('{"role": "user"}')
 
 
 def test_unknown_fields_are_refused_not_dropped() -> None:

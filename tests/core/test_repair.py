@@ -8,6 +8,7 @@ import gc
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.messages import dumps, loads
 
 RO = "This call was interrupted before it returned. It changed nothing, so it is safe to call again."
 RUN = (
@@ -56,9 +57,9 @@ def test_the_two_texts_are_exact() -> None:
 
 
 def test_valid_history_comes_back_as_is() -> None:
-    h = pk.loads(
-        pk.dumps(
-            pk.loads(
+    h = loads(
+        dumps(
+            loads(
                 '[{"role":"system","content":"s"},{"role":"user","content":"hi"},'
                 '{"role":"assistant","content":"","tool_calls":[{"id":"a","name":"read_file","arguments":"{}"},'
                 '{"id":"b","name":"read_file","arguments":"{}"}]},'
@@ -287,10 +288,10 @@ def test_input_is_not_mutated_and_dicts_are_accepted() -> None:
     from_dicts = pk.repair_history(h)  # canonical dicts in, message objects out
     assert h == before
     objects = [pk.core.messages.message_from_dict(d) for d in h]
-    saved = pk.dumps(objects)
+    saved = dumps(objects)
     from_objects = pk.repair_history(objects)
-    assert pk.dumps(objects) == saved  # the objects were not edited in place
-    assert pk.dumps(from_objects.messages) == pk.dumps(from_dicts.messages)
+    assert dumps(objects) == saved  # the objects were not edited in place
+    assert dumps(from_objects.messages) == dumps(from_dicts.messages)
     # the assistant, its real result, the one it never got; the placeholder is gone
     assert [m.role for m in from_dicts.messages] == ["assistant", "tool", "tool"]
 
@@ -329,7 +330,7 @@ def test_repairing_twice_changes_nothing() -> None:
     once = pk.repair_history(h)
     twice = pk.repair_history(once.messages)
     assert twice.changes == [] and twice.interrupted == []
-    assert pk.dumps(twice.messages) == pk.dumps(once.messages)
+    assert dumps(twice.messages) == dumps(once.messages)
 
 
 def test_the_garbage_collector_is_paused_only_for_long_histories_and_always_back_on() -> None:

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import providerkit_nb as pk
+from providerkit_nb.messages import dumps, loads
 
 NAMES = ["read_file", "write_file", "grep"]
 IDS = ["a", "b", "c", "a_2", "call_0"]  # a small pool: ids collide within and across messages
@@ -73,9 +74,9 @@ def test_output_validates_clean_and_is_idempotent_and_deterministic(h: list[pk.M
     assert pk.validate_history(r.messages) == []
     again = pk.repair_history(r.messages, is_read_only=ro)
     assert again.changes == [] and again.interrupted == []
-    assert pk.dumps(again.messages) == pk.dumps(r.messages)
-    other = pk.repair_history(pk.loads(pk.dumps(h)), is_read_only=ro)
-    assert pk.dumps(other.messages) == pk.dumps(r.messages)
+    assert dumps(again.messages) == dumps(r.messages)
+    other = pk.repair_history(loads(dumps(h)), is_read_only=ro)
+    assert dumps(other.messages) == dumps(r.messages)
     assert other.changes == r.changes and other.interrupted == r.interrupted
 
 
@@ -112,7 +113,7 @@ def test_nothing_is_lost(h: list[pk.Message]) -> None:
 def test_valid_input_is_unchanged(h: list[pk.Message]) -> None:
     r = pk.repair_history(h)
     assert r.changes == [] and r.interrupted == []
-    assert pk.dumps(r.messages) == pk.dumps(h)
+    assert dumps(r.messages) == dumps(h)
     assert pk.validate_history(h) == []
 
 

@@ -13,6 +13,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.tool_schema import check_value
+from providerkit_nb.stream import ToolDefinition
 
 
 class Mode(enum.Enum):
@@ -53,7 +54,7 @@ def write_file(path: str, text: str) -> dict:
 def test_decorator_builds_the_schema_from_hints_and_docstring() -> None:
     assert search.name == "search"
     assert search.description == "Search the project."
-    assert search.is_read_only is True
+    assert search.read_only is True
     assert search.input_schema == {
         "type": "object",
         "properties": {
@@ -68,7 +69,7 @@ def test_decorator_builds_the_schema_from_hints_and_docstring() -> None:
         "required": ["query"],
         "additionalProperties": False,
     }
-    assert write_file.is_read_only is False  # read-only only when the tool says so
+    assert write_file.read_only is False  # read-only only when the tool says so
     assert write_file.input_schema["required"] == ["path", "text"]
     assert write_file.input_schema["properties"]["path"] == {"type": "string", "description": "where"}
 
@@ -79,8 +80,8 @@ def test_decorated_tool_is_still_the_function() -> None:
 
 def test_define_tool_defaults_and_checks() -> None:
     t = pk.define_tool("echo", "Echo.", {"type": "object", "properties": {}}, run=lambda args: "hi")
-    assert t.is_read_only is False and t.timeout == 60.0
-    assert t.definition == pk.ToolDefinition("echo", "Echo.", {"type": "object", "properties": {}})
+    assert t.read_only is False and t.timeout == 60.0
+    assert t.definition == ToolDefinition("echo", "Echo.", {"type": "object", "properties": {}})
     with pytest.raises(ValueError, match="letters, digits"):
         pk.define_tool("bad name", "", {"type": "object"}, run=print)
     with pytest.raises(ValueError, match="JSON object schema"):
@@ -174,7 +175,7 @@ def test_an_exception_inside_the_tool_becomes_a_message() -> None:
         raise PermissionError("read-only file system: /etc/x")
 
     reg = pk.ToolRegistry(
-        [pk.define_tool("rm", "", {"type": "object"}, run=boom), pk.define_tool("cat", "", {"type": "object"}, run=boom, is_read_only=True)]
+        [pk.define_tool("rm", "", {"type": "object"}, run=boom), pk.define_tool("cat", "", {"type": "object"}, run=boom, read_only=True)]
     )
     r = reg.invoke(call("rm", "{}"))
     assert r.kind == "failed"

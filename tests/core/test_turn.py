@@ -7,7 +7,9 @@ from collections.abc import Iterator
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb import (
+import providerkit_nb.stream as pk_stream
+from providerkit_nb.messages import ReasoningItems
+from providerkit_nb.stream import (
     Finish,
     ModelInfo,
     ReasoningDelta,
@@ -101,14 +103,14 @@ def test_reasoning_details_and_items_append_in_order() -> None:
         {"type": "reasoning.text", "text": "a"},
         {"type": "reasoning.encrypted", "data": "b"},
     ]
-    assert m.reasoning_items == pk.ReasoningItems(
+    assert m.reasoning_items == ReasoningItems(
         "anthropic",
         [{"type": "thinking", "thinking": "t", "signature": "s1"}, {"type": "redacted_thinking", "data": "r"}],
     )
 
 
 def test_snapshot_is_a_copy_and_grows_with_the_stream() -> None:
-    asm = pk.TurnAssembler()
+    asm = pk_stream.TurnAssembler()
     asm.feed(TextDelta("a"))
     asm.feed(ToolCallDelta(index=0, id="c", name="t", arguments="{"))
     snap = asm.snapshot()
@@ -202,7 +204,7 @@ def test_nameless_call_at_finish_is_refused() -> None:
 
 
 def test_items_from_two_providers_in_one_turn_are_refused() -> None:
-    asm = pk.TurnAssembler()
+    asm = pk_stream.TurnAssembler()
     asm.feed(ReasoningItemsDelta("anthropic", [{"type": "thinking"}]))
     with pytest.raises(ValueError, match="two providers"):
         asm.feed(ReasoningItemsDelta("gemini", [{"x": 1}]))

@@ -9,6 +9,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core import validate as validate_mod
+from providerkit_nb.errors import Problem
 
 
 def test_each_generic_rule_with_its_index() -> None:
@@ -71,7 +72,7 @@ def test_wire_rules_run_after_the_generic_ones(monkeypatch: pytest.MonkeyPatch) 
     def check(messages, dialect=None):
         seen["dialect"] = dialect
         seen["types"] = [type(m).__name__ for m in messages]
-        return [pk.Problem("fake_rule", 0, "fake", provider_wording="Fake wording")]
+        return [Problem("fake_rule", 0, "fake", provider_wording="Fake wording")]
 
     module = types.ModuleType("providerkit_nb.core.rules.fake_wire")
     module.RULES = [("fake_rule", "Fake wording")]

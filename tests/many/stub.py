@@ -24,6 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import providerkit_nb as pk
+from providerkit_nb.wrappers import PostgresGate
 
 URL_ENV = "PK_STUB_URL"
 
@@ -168,7 +169,7 @@ def fifo_worker(dsn: str, gate_name: str, limit: int, proc: int, procs: int, wai
     (interleaved with the other processes), hold their slot ``hold`` seconds."""
     import psycopg
 
-    gate = pk.PostgresGate(dsn, gate_name, limit, poll=0.05)
+    gate = PostgresGate(dsn, gate_name, limit, poll=0.05)
     gate.status()  # connect before the clock starts
     records: list[dict[str, Any]] = []
     lock = threading.Lock()
@@ -201,7 +202,7 @@ def fifo_worker(dsn: str, gate_name: str, limit: int, proc: int, procs: int, wai
 
 def hold_slots(dsn: str, gate_name: str, limit: int, quarantine: float, n: int, ready: Any) -> None:
     """Take ``n`` slots and sit on them until killed (the SIGKILL cases)."""
-    gate = pk.PostgresGate(dsn, gate_name, limit, quarantine=quarantine, poll=0.05)
+    gate = PostgresGate(dsn, gate_name, limit, quarantine=quarantine, poll=0.05)
     slots = [gate.slot() for _ in range(n)]
     for s in slots:
         s.acquire()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.conversation import ConversationMaker
 from providerkit_nb.conversation.many import COLUMNS, OUTCOMES
 from providerkit_nb.core.messages import UserMessage
 
@@ -29,7 +30,7 @@ def _seed(store: pk.NotebookStore | pk.PostgresStore, ids: list[str]) -> None:
 def test_resume_many_on_threads_then_again_changes_nothing(stub: StubProvider, tmp_path: Path) -> None:
     stub.reset(0.05, 2)
     path = str(tmp_path / "many.providerkit.sqlite")
-    make = pk.ConversationMaker(store=path, registry=registry_config(stub.url, 4, None),
+    make = ConversationMaker(store=path, registry=registry_config(stub.url, 4, None),
                                 model="stub/m", tools=TOOLS_REF)
     ids = [f"t{i:02d}" for i in range(30)]
     _seed(make.open_store(), ids)
@@ -50,7 +51,7 @@ def test_resume_many_on_threads_then_again_changes_nothing(stub: StubProvider, t
 
 def test_send_many_and_the_progress_bar(stub: StubProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stub.reset(0.01, 1)
-    make = pk.ConversationMaker(store=str(tmp_path / "s.providerkit.sqlite"),
+    make = ConversationMaker(store=str(tmp_path / "s.providerkit.sqlite"),
                                 registry=registry_config(stub.url, 2, None), model="stub/m")
     prompts = {f"s{i}": f"cid=s{i} hello" for i in range(6)}
     frame = pk.send_many(prompts, make, max_workers=3)
@@ -67,7 +68,7 @@ def test_send_many_and_the_progress_bar(stub: StubProvider, tmp_path: Path, caps
 def test_failures_and_busy_are_rows_not_exceptions(stub: StubProvider, tmp_path: Path) -> None:
     stub.reset(0.01, 1)
     dead = "http://127.0.0.1:9"  # nothing listens on the discard port
-    make = pk.ConversationMaker(store=str(tmp_path / "f.providerkit.sqlite"),
+    make = ConversationMaker(store=str(tmp_path / "f.providerkit.sqlite"),
                                 registry=registry_config(dead, 2, None), model="stub/m")
     store = make.open_store()
     _seed(store, ["f1", "f2"])
@@ -86,7 +87,7 @@ def test_process_pool_shares_one_postgres_gate(stub: StubProvider, pg_dsn: str, 
                                                gate_name: str) -> None:
     stub.reset(0.1, 2)
     gate = {"dsn": pg_dsn, "name": gate_name, "quarantine": 0.5}
-    make = pk.ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 3, gate),
+    make = ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 3, gate),
                                 model="stub/m", tools=TOOLS_REF)
     store = pk.PostgresStore(pg_dsn, schema=pg_schema)
     ids = [f"p{i:02d}" for i in range(24)]
@@ -103,7 +104,7 @@ def test_process_pool_shares_one_postgres_gate(stub: StubProvider, pg_dsn: str, 
 
 
 def test_the_factory_pickles_small_and_hides_the_password() -> None:
-    make = pk.ConversationMaker(store="postgresql://u:hunter2@db.example/x",
+    make = ConversationMaker(store="postgresql://u:hunter2@db.example/x",
                                 registry={"c": {"preset": "openai", "api_key_env": "K"}}, model="c/m")
     assert "hunter2" not in repr(make)
     assert len(pickle.dumps(make)) < 1000
@@ -111,7 +112,8 @@ def test_the_factory_pickles_small_and_hides_the_password() -> None:
 
 
 def test_import_stays_light() -> None:
-    code = ("import sys, providerkit_nb as pk; pk.resume_many; pk.PostgresGate; pk.ConversationMaker; "
+    code = ("import sys, providerkit_nb as pk; pk.resume_many; "
+            "from providerkit_nb.conversation import ConversationMaker; from providerkit_nb.wrappers import PostgresGate; "
             "print([m for m in ('dask', 'distributed', 'psycopg', 'tqdm', 'pandas') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.notebook import gate_frame
 from providerkit_nb.wrappers.pg_gate import PostgresGate
 
 from .stub import fifo_worker, hold_slots
@@ -197,7 +198,7 @@ def test_registry_connection_shares_a_postgres_gate(pg_dsn: str, gate_name: str)
     assert reg.provider("c/m").gate is gate  # type: ignore[attr-defined]
     st = reg.status()["c"]
     assert st["in_use"] == 0 and st["backend"].startswith("postgresql://")
-    frame = pk.gate_frame(reg)
+    frame = gate_frame(reg)
     assert list(frame["connection"]) == ["c"]
     with pytest.raises(ValueError, match="dsn"):
         pk.Registry({"c": {"preset": "openai", "gate": {"name": "x"}}})

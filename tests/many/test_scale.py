@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.conversation import ConversationMaker
 from providerkit_nb.conversation.many import run_one
 from providerkit_nb.core.messages import AssistantMessage, UserMessage
 
@@ -46,7 +47,7 @@ def run_case(
 ) -> Run:
     stub.reset(delay, turns)
     gate = {"dsn": dsn, "name": gate_name, "quarantine": quarantine, "poll": 0.05}
-    make = pk.ConversationMaker(store=dsn, schema=schema, registry=registry_config(stub.url, limit, gate),
+    make = ConversationMaker(store=dsn, schema=schema, registry=registry_config(stub.url, limit, gate),
                                 model="stub/stub-model", tools=TOOLS_REF, max_steps=turns + 2)
     store = pk.PostgresStore(dsn, schema=schema)
     ids = [f"c{i:04d}" for i in range(conversations)]
@@ -159,7 +160,7 @@ def test_e_two_workers_given_the_same_conversation(dask_client: Any, stub: StubP
                                                    pg_schema: str, gate_name: str) -> None:
     stub.reset(0.4, 3)
     gate = {"dsn": pg_dsn, "name": gate_name, "quarantine": 0.5}
-    make = pk.ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 4, gate),
+    make = ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 4, gate),
                                 model="stub/stub-model", tools=TOOLS_REF)
     store = pk.PostgresStore(pg_dsn, schema=pg_schema)
     store.save("same", UserMessage("cid=same"))

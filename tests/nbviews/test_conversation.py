@@ -13,7 +13,9 @@ import io
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.conversation import DENIED_TEXT
 from providerkit_nb.core.validate import validate_history
+from providerkit_nb.stream import ChunkStream, TextDelta
 from providerkit_nb.testing import simulate
 
 
@@ -41,7 +43,7 @@ def _tools_recording_order(store, cid, seen):
     s = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     return pk.ToolRegistry(
         [
-            pk.define_tool("read_file", "read", s, read_file, is_read_only=True),
+            pk.define_tool("read_file", "read", s, read_file, read_only=True),
             pk.define_tool("write_file", "write", s, write_file),
         ]
     )
@@ -92,14 +94,14 @@ def test_stop_mid_stream_saves_nothing_of_the_turn_and_the_next_send_works(store
     tools, _ = simulate.demo_tools()
 
     def interrupted_turn():
-        yield pk.TextDelta("Half an ans")
+        yield TextDelta("Half an ans")
         raise KeyboardInterrupt
 
     class StopsOnce(simulate.ScriptedProvider):
         def _open(self, messages, tools, opts):
             if not self.requests:
                 self.requests.append(messages)
-                return pk.ChunkStream(interrupted_turn(), provider=self.id)
+                return ChunkStream(interrupted_turn(), provider=self.id)
             return super()._open(messages, tools, opts)
 
     provider = StopsOnce([simulate.text_turn("A whole answer.")])
@@ -145,7 +147,7 @@ def test_resume_reruns_only_read_only_calls_when_asked(store):
     s = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     tools = pk.ToolRegistry(
         [
-            pk.define_tool("read_file", "r", s, lambda a: ran.append("read") or "# Hi", is_read_only=True),
+            pk.define_tool("read_file", "r", s, lambda a: ran.append("read") or "# Hi", read_only=True),
             pk.define_tool("write_file", "w", s, lambda a: ran.append("write") or "ok"),
         ]
     )
@@ -172,10 +174,38 @@ def test_max_steps_bounds_a_model_that_never_stops_calling(store):
     loop = [simulate.call_turn([("read_file", {"path": "README.md"})], id_prefix=f"s{i}_") for i in range(5)]
     provider = simulate.ScriptedProvider(loop)
     convo = pk.Conversation(store, "c", provider, tools, max_steps=3, display=False)
-    turn = convo.send("loop")
+    with pytest.raises(pk.StepLimitReached, match="max_steps=3") as caught:
+        convo.send("loop")
+    assert caught.value.steps == 3 and isinstance(caught.value, pk.Error)
     assert provider.remaining == 2
-    assert turn.message.tool_calls and len(provider.requests) == 3
+    assert caught.value.turn.message.tool_calls and len(provider.requests) == 3
+    assert caught.value.turn.finish_reason == "tool_calls"
+    # every call it asked for ran and was saved: the history is whole, and resume goes on
     assert validate_history(store.load("c")) == []
+    assert convo.interrupted == []
+
+
+def test_reopening_with_another_system_prompt_says_so_unless_asked_to_replace(store):
+    provider = simulate.ScriptedProvider([simulate.text_turn("ok")])
+    pk.Conversation(store, "c", provider, system="You are terse.", display=False)
+    pk.Conversation(store, "c", provider, system="You are terse.", display=False)  # the same: fine
+    with pytest.raises(pk.Error, match="another system prompt") as caught:
+        pk.Conversation(store, "c", provider, system="You are verbose.", display=False)
+    assert "You are terse." in str(caught.value) and "You are verbose." in str(caught.value)
+    convo = pk.Conversation(store, "c", provider, system="You are verbose.", replace_system=True, display=False)
+    convo.send("hi")
+    sent = provider.requests[-1]
+    systems = [m for m in sent if m.role == "system"]
+    assert [m.content for m in systems] == ["You are verbose."] and sent[0].role == "system"
+
+
+def test_a_path_where_the_store_belongs_opens_a_notebook_store(tmp_path):
+    provider = simulate.ScriptedProvider([simulate.text_turn("ok")])
+    convo = pk.Conversation(str(tmp_path / "chat.sqlite"), "c", provider, display=False)
+    convo.send("hi")
+    assert [m.role for m in pk.NotebookStore(tmp_path / "chat.sqlite").load("c")] == ["user", "assistant"]
+    with pytest.raises(TypeError, match="store must be a store"):
+        pk.Conversation(42, "c", provider, display=False)  # type: ignore[arg-type]
 
 
 def test_terminal_display_prints_the_turn_as_it_streams(store, capsys):
@@ -203,5 +233,5 @@ def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_
     out = capsys.readouterr().out
     assert "write_file" in out and "Declined, then." in out and turn.message.content == "Declined, then."
     result = [m for m in store.load("h") if m.role == "tool"][0]
-    assert result.content == pk.DENIED_TEXT
+    assert result.content == DENIED_TEXT
     assert pk.Conversation(store, "h", provider, tools).view() is not None

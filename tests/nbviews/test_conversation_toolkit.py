@@ -12,8 +12,10 @@ import pydantic
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.compaction import parse_context_overflow
 from providerkit_nb.core.compaction import SUMMARY_PREFIX
 from providerkit_nb.core.usage import BudgetExceeded
+from providerkit_nb.stream import Usage
 
 from .chat_server import ChatServer, Refuse, _frame, call_answer, text_answer
 
@@ -87,7 +89,7 @@ def test_usage_tracker_per_conversation_and_the_frames() -> None:
         c = convo(srv, rate=rate)
         c.send("one")
         c.send("two")
-        assert c.usage.totals == pk.Usage(3000, 400, 0, 150)
+        assert c.usage.totals == Usage(3000, 400, 0, 150)
         want = ((600 * 2.0 + 400 * 0.5 + 100 * 10.0) + (2000 * 2.0 + 50 * 10.0)) / 1e6
         assert c.usage.cost_usd() == pytest.approx(want)
         assert c.usage.cache_savings_usd() == pytest.approx(400 * 1.5 / 1e6)
@@ -197,5 +199,5 @@ def test_without_compact_the_context_error_propagates() -> None:
         with pytest.raises(pk.ProviderError) as info:
             c.send("x")
         assert info.value.kind == pk.ErrorKind.CONTEXT
-        got = pk.parse_context_overflow(info.value)
+        got = parse_context_overflow(info.value)
         assert got is not None and (got.input_tokens, got.context_limit) == (130000, 128000)

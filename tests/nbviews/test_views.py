@@ -10,6 +10,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core import repair as R
+from providerkit_nb.notebook import StoreBrowser, gate_frame
 from providerkit_nb.testing import simulate
 
 
@@ -83,7 +84,7 @@ def test_store_browser_lists_and_shows_conversations():
     store.save("one", pk.UserMessage("first"))
     for m in _broken():
         store.save("two", m)
-    browser = pk.StoreBrowser(store)
+    browser = StoreBrowser(store)
     assert set(browser.picker.options) == {"one", "two"}
     browser.picker.value = "two"
     assert browser.view is not None and len(browser.view.frame()) == 5
@@ -108,7 +109,7 @@ def test_turns_and_changes_frames():
 def test_gate_frame_reads_a_gate():
     gate = pk.create_gate(2)
     with gate:
-        f = pk.gate_frame(gate)
+        f = gate_frame(gate)
     assert isinstance(f, pd.DataFrame) and len(f) == 1
     assert f.iloc[0]["in_use"] == 1
 

@@ -26,6 +26,7 @@ from providerkit_nb.core.messages import (
     UserMessage,
 )
 from providerkit_nb.core.tools import ToolDefinition
+from providerkit_nb.dialects import from_anthropic_messages
 from providerkit_nb.providers import anthropic as a
 from providerkit_nb.providers.base import CallOptions
 
@@ -419,7 +420,7 @@ def test_importer_keeps_blocks_results_and_images():
         {"role": "tool", "tool_call_id": "t1", "name": "ls", "content": "a", "images": [{"type": "image", "mime_type": "image/gif", "data": "R0lG"}]},
         {"role": "user", "content": "next"},
     ]
-    assert pk.from_anthropic_messages is a.from_anthropic_messages
+    assert from_anthropic_messages is a.from_anthropic_messages
 
 
 def test_importer_refuses_what_it_cannot_hold():

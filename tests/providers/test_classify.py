@@ -12,7 +12,7 @@ from email.utils import format_datetime
 
 import pytest
 
-import providerkit_nb as pk
+import providerkit_nb.errors as pk_errors
 from providerkit_nb.core.errors import ErrorKind, ProviderError, is_retryable
 from providerkit_nb.transport.classify import (
     as_provider_error,
@@ -189,4 +189,4 @@ def test_provider_error_from_any_exception_keeps_first_classification() -> None:
 
 
 def test_public_name() -> None:
-    assert pk.classify(402, "") == "quota"
+    assert pk_errors.classify(402, "") == "quota"

@@ -408,9 +408,9 @@ def test_importer_refuses_what_it_cannot_hold():
 
 
 def test_public_names():
-    import providerkit_nb as pk
+    from providerkit_nb.dialects import from_gemini_contents
 
-    assert pk.from_gemini_contents is g.from_gemini_contents
+    assert from_gemini_contents is g.from_gemini_contents
     assert g.matches("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent")
     assert not g.matches("https://api.openai.com/v1/chat/completions")
     imp = g.import_request(

@@ -13,6 +13,7 @@ from cassette_loader import ChoppedStream
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
+from providerkit_nb.stream import TextDelta
 
 HELLO = [{"role": "user", "content": "hi"}]
 
@@ -175,12 +176,12 @@ def test_closing_the_stream_closes_the_response(how: str) -> None:
     if how == "with":
         with p.create_stream(HELLO) as stream:
             for chunk in stream:
-                if isinstance(chunk, pk.TextDelta):
+                if isinstance(chunk, TextDelta):
                     break
     else:
         stream = p.create_stream(HELLO)
         for chunk in stream:
-            if isinstance(chunk, pk.TextDelta):
+            if isinstance(chunk, TextDelta):
                 break
         stream.close()
     assert body.closed and stream.closed

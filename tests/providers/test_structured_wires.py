@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from cassette_loader import UPSTREAM, cases, chopped_transport
 
-import providerkit_nb as pk
+import providerkit_nb.structured as pk_structured
 from providerkit_nb.core.messages import SystemMessage, UserMessage
 from providerkit_nb.core.structured import schema_prompt
 from providerkit_nb.core.tools import ToolDefinition
@@ -22,6 +22,7 @@ from providerkit_nb.providers.base import CallOptions, WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+from providerkit_nb.structured import JsonFormat
 
 PERSON = {
     "type": "object",
@@ -52,7 +53,7 @@ def test_chat_openai_sends_a_strict_json_schema() -> None:
 def test_chat_openai_states_strict_false_for_a_loose_schema_and_honours_an_explicit_one() -> None:
     p = OpenAIChatProvider(model="gpt-5", api_key="k")
     assert body(p, json=LOOSE)["response_format"]["json_schema"]["strict"] is False
-    fmt = pk.JsonFormat("who", PERSON, strict=False)
+    fmt = JsonFormat("who", PERSON, strict=False)
     assert body(p, json=fmt)["response_format"]["json_schema"] == {"name": "who", "schema": PERSON, "strict": False}
 
 
@@ -189,7 +190,7 @@ def test_gemini_recording_structured_request_and_answer(upstream_dir: Any) -> No
         assert gen["responseJsonSchema"]["required"] == rec["responseSchema"]["required"]
         # the recorded answer reads back through parse_json_answer into the recorded schema
         turn = collect_turn(p.create_stream(imported.messages, imported.tools, **opts))
-        got = pk.parse_json_answer(turn.message.content)
+        got = pk_structured.parse_json_answer(turn.message.content)
         assert got.ok, got.error
         assert set(got.value) == set(rec["responseSchema"]["required"])
         assert got.value["answer"] == got.value["integer_a"] + got.value["integer_b"] == 4  # "2 + 2"

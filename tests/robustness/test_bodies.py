@@ -1,5 +1,5 @@
 """Bad bodies outside the frame parsers: damaged compression, hostile error bodies, in-stream
-error frames of the wrong shape, the malformed error's own contract, and ``pk.loads`` of
+error frames of the wrong shape, the malformed error's own contract, and ``loads`` of
 foreign data. Each ends in this library's own error, naming the wire (or the field's path)."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from local_server import LocalServer
 import providerkit_nb as pk
 from providerkit_nb.core.errors import MALFORMED_CODE, MALFORMED_KIND, ProviderError, is_retryable
 from providerkit_nb.core.messages import MessageFormatError
+from providerkit_nb.messages import loads
 from providerkit_nb.transport.classify import http_error, stream_error
 
 HI = [{"role": "user", "content": "hi"}]
@@ -123,7 +124,7 @@ def test_an_in_stream_error_frame_of_any_shape_is_a_provider_error() -> None:
         assert ei.value.provider == "anthropic" and ei.value.message
 
 
-# ----------------------------------------------------------------------------- pk.loads
+# ----------------------------------------------------------------------------- loads
 
 
 def test_loads_of_foreign_data_names_the_path_of_the_bad_field() -> None:
@@ -134,15 +135,15 @@ def test_loads_of_foreign_data_names_the_path_of_the_bad_field() -> None:
         {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "t", "arguments": {"x": 1}}]},
     ]
     with pytest.raises(MessageFormatError) as ei:
-        pk.loads(json.dumps(doc))
+        loads(json.dumps(doc))
     assert "[3].tool_calls[0].arguments: expected str, got dict" in str(ei.value)
     assert ei.value.path == "[3].tool_calls[0].arguments"
     doc[3] = {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image", "mime_type": 5}]}
     with pytest.raises(MessageFormatError, match=r"\[3\]\.content\[1\]\.mime_type: expected str, got int"):
-        pk.loads(json.dumps(doc))
+        loads(json.dumps(doc))
 
 
 @pytest.mark.parametrize("raw", [b"\xff\xfe[", "[" * 100000 + "]" * 100000, b"", "[1]", '[{"role": ["user"]}]'])
 def test_loads_of_anything_is_a_message_format_error(raw: Any) -> None:
     with pytest.raises(MessageFormatError):
-        pk.loads(raw)
+        loads(raw)

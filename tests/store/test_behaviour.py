@@ -11,12 +11,14 @@ from datetime import UTC, datetime
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.store import read_jsonl
 from providerkit_nb.store.base import (
     ConversationInfo,
     ConversationMeta,
     SavedMessage,
     StoreError,
 )
+from providerkit_nb.stream import Usage
 
 from .convo import first
 
@@ -158,7 +160,7 @@ def test_session_id_race_between_store_objects(durable):
 def test_lost_turns_side_table(store):
     partial = pk.Turn(
         pk.AssistantMessage("half an ans", tool_calls=[pk.ToolCall("c1", "read_file", '{"pa')]),
-        pk.Usage(input_tokens=10, output_tokens=3),
+        Usage(input_tokens=10, output_tokens=3),
     )
     i = store.save_lost_turn("c", partial, RuntimeError("stream cut"))
     j = store.save_lost_turn("c", pk.Turn(pk.AssistantMessage("x")), "KeyboardInterrupt")
@@ -244,7 +246,7 @@ def test_export_selected_ids_to_file(store, tmp_path):
     store.save("b", pk.UserMessage("B"))
     path = tmp_path / "out.jsonl"
     assert store.export_jsonl(path, ids=["b"]) == 1
-    data = pk.read_jsonl(path)
+    data = read_jsonl(path)
     assert list(data.conversations) == ["b"] and data.messages() == [pk.UserMessage("B")]
 
 

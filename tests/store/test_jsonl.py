@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.store import read_jsonl, write_jsonl
 from providerkit_nb.store.jsonl import JsonlData
 
 from .convo import first
@@ -30,13 +31,13 @@ def canon(m) -> str:
 def test_write_read_roundtrip_lines_are_canonical(tmp_path):
     msgs = first(5, 30)
     p = tmp_path / "chat.jsonl"
-    assert pk.write_jsonl(p, msgs, conversation_id="chat") == 30
+    assert write_jsonl(p, msgs, conversation_id="chat") == 30
     lines = p.read_text(encoding="utf-8").splitlines()
     for line, m in zip(lines, msgs, strict=True):
         rec = json.loads(line)
         assert json.dumps(rec, sort_keys=True, separators=(",", ":"), ensure_ascii=False) == line
         assert canon(m) in line  # the message bytes are embedded verbatim
-    data = pk.read_jsonl(p)
+    data = read_jsonl(p)
     assert isinstance(data, JsonlData) and not data.torn_tail
     assert data.messages() == msgs
     assert [r.seq for r in data.conversations["chat"]] == list(range(1, 31))
@@ -44,9 +45,9 @@ def test_write_read_roundtrip_lines_are_canonical(tmp_path):
 
 def test_mapping_and_meta(tmp_path):
     p = tmp_path / "two.jsonl"
-    pk.write_jsonl(p, {"a": [pk.UserMessage("A")], "b": [pk.UserMessage("B")]},
+    write_jsonl(p, {"a": [pk.UserMessage("A")], "b": [pk.UserMessage("B")]},
                    meta={"a": pk.store.base.ConversationMeta(title="Alpha")})
-    data = pk.read_jsonl(p)
+    data = read_jsonl(p)
     assert data.messages("a") == [pk.UserMessage("A")] and data.messages("b") == [pk.UserMessage("B")]
     assert data.meta["a"].title == "Alpha"
     with pytest.raises(ValueError, match="pass conversation_id"):
@@ -56,7 +57,7 @@ def test_mapping_and_meta(tmp_path):
 def test_bare_message_lines_import(tmp_path):
     p = tmp_path / "pasted.jsonl"
     p.write_text('{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n')
-    data = pk.read_jsonl(p)
+    data = read_jsonl(p)
     assert list(data.conversations) == ["pasted"]
     assert data.messages() == [pk.UserMessage("hi"), pk.AssistantMessage("hello")]
     s = pk.MemoryStore()
@@ -66,12 +67,12 @@ def test_bare_message_lines_import(tmp_path):
 
 def test_torn_last_line_is_ignored_and_said(tmp_path):
     p = tmp_path / "t.jsonl"
-    pk.write_jsonl(p, first(2, 5))
+    write_jsonl(p, first(2, 5))
     full = p.read_bytes()
     last_start = full.rstrip(b"\n").rfind(b"\n") + 1
     p.write_bytes(full[: last_start + 40])  # cut inside the fifth line
     with pytest.warns(UserWarning, match=r"torn last line 5 .*crash mid-write"):
-        data = pk.read_jsonl(p)
+        data = read_jsonl(p)
     assert data.torn_tail and data.messages() == first(2, 4)
     s = pk.MemoryStore()
     with pytest.warns(UserWarning, match="torn"):
@@ -81,47 +82,47 @@ def test_torn_last_line_is_ignored_and_said(tmp_path):
 
 def test_bad_line_in_the_middle_is_an_error_naming_it(tmp_path):
     p = tmp_path / "bad.jsonl"
-    pk.write_jsonl(p, first(2, 3))
+    write_jsonl(p, first(2, 3))
     lines = p.read_text().splitlines(keepends=True)
     lines.insert(1, '{"conversation_id": "x", "message": {"role": "us\n')
     p.write_text("".join(lines))
     with pytest.raises(ValueError, match="line 2 is not valid JSON"):
-        pk.read_jsonl(p)
+        read_jsonl(p)
 
 
 def test_edited_message_with_stale_hash_is_refused(tmp_path):
     p = tmp_path / "e.jsonl"
-    pk.write_jsonl(p, [pk.UserMessage("original")])
+    write_jsonl(p, [pk.UserMessage("original")])
     p.write_text(p.read_text().replace("original", "edited"))
     with pytest.raises(ValueError, match="does not match its hash"):
-        pk.read_jsonl(p)
+        read_jsonl(p)
 
 
 def test_unknown_fields_are_refused_not_dropped(tmp_path):
     p = tmp_path / "u.jsonl"
     p.write_text('{"conversation_id":"c","message":{"role":"user","content":"x"},"extra":1}\n')
     with pytest.raises(ValueError, match="line 1"):
-        pk.read_jsonl(p)
+        read_jsonl(p)
 
 
 def test_append_cuts_a_torn_tail_first(tmp_path):
     p = tmp_path / "a.jsonl"
-    pk.write_jsonl(p, first(4, 3), conversation_id="a")
+    write_jsonl(p, first(4, 3), conversation_id="a")
     with open(p, "ab") as f:
         f.write(b'{"conversation_id":"a","message":{"role":"user","con')  # a crash mid-write
     with pytest.warns(UserWarning, match="truncating"):
-        pk.write_jsonl(p, [pk.UserMessage("next")], conversation_id="a", append=True)
+        write_jsonl(p, [pk.UserMessage("next")], conversation_id="a", append=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no torn tail any more
-        data = pk.read_jsonl(p)
+        data = read_jsonl(p)
     assert data.messages() == [*first(4, 3), pk.UserMessage("next")]
 
 
 def test_stream_targets(tmp_path):
     buf = io.StringIO()
-    pk.write_jsonl(buf, [pk.UserMessage("x")])
+    write_jsonl(buf, [pk.UserMessage("x")])
     buf.seek(0)
-    assert pk.read_jsonl(buf).messages("default") == [pk.UserMessage("x")]
+    assert read_jsonl(buf).messages("default") == [pk.UserMessage("x")]
 
 
 _WRITER = """
@@ -155,7 +156,7 @@ def test_killed_writer_leaves_a_readable_file(tmp_path):
         proc.wait()
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            data = pk.read_jsonl(p)
+            data = read_jsonl(p)
         torn += data.torn_tail
         assert data.torn_tail == bool(w)
         got = data.messages()

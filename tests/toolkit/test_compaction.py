@@ -10,6 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import providerkit_nb as pk
+from providerkit_nb.compaction import (
+    apply_compaction,
+    guess_context_window,
+    history_budget_tokens,
+    needs_compaction,
+    parse_context_overflow,
+    pick_cut,
+)
 from providerkit_nb.core.compaction import SUMMARY_PREFIX, message_tokens
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 
@@ -17,11 +25,11 @@ NAMES = ["read_file", "grep"]
 
 
 def test_needs_compaction_and_budget() -> None:
-    assert not pk.needs_compaction(0, 200_000)  # never before the first usage
-    assert not pk.needs_compaction(167_999, 200_000)
-    assert pk.needs_compaction(168_000, 200_000)  # window - 32000
-    assert pk.history_budget_tokens(200_000) == 20_000
-    assert pk.history_budget_tokens(32_000) == 6000
+    assert not needs_compaction(0, 200_000)  # never before the first usage
+    assert not needs_compaction(167_999, 200_000)
+    assert needs_compaction(168_000, 200_000)  # window - 32000
+    assert history_budget_tokens(200_000) == 20_000
+    assert history_budget_tokens(32_000) == 6000
 
 
 @pytest.mark.parametrize(
@@ -32,7 +40,7 @@ def test_needs_compaction_and_budget() -> None:
      ("qwen3-max", 200_000), ("mistral-large", 128_000), ("", 128_000)],
 )
 def test_guess_context_window(model: str, window: int) -> None:
-    assert pk.guess_context_window(model) == window
+    assert guess_context_window(model) == window
 
 
 def _calls(ids: list[str]) -> pk.AssistantMessage:
@@ -50,19 +58,19 @@ def test_pick_cut_moves_back_past_tool_results() -> None:
     ]
     # the budget fits "done" and the last result only: the cut would orphan it, so it moves
     # back to the assistant that made the calls
-    cut = pk.pick_cut(h, message_tokens(h[-1]) + message_tokens(h[-2]))
+    cut = pick_cut(h, message_tokens(h[-1]) + message_tokens(h[-2]))
     assert cut == 2
-    assert pk.pick_cut(h, 0) == 5  # the newest message is always kept
-    assert pk.pick_cut(h, 10**6) == 1  # everything fits: cut at the first non-system message
-    assert pk.pick_cut([pk.SystemMessage("s")], 10) == 1
+    assert pick_cut(h, 0) == 5  # the newest message is always kept
+    assert pick_cut(h, 10**6) == 1  # everything fits: cut at the first non-system message
+    assert pick_cut([pk.SystemMessage("s")], 10) == 1
 
 
 def test_apply_compaction_shape() -> None:
     h = [pk.SystemMessage("sys"), pk.UserMessage("old"), pk.AssistantMessage("old answer"), pk.UserMessage("new")]
-    out = pk.apply_compaction(h, 3, "they said old things")
+    out = apply_compaction(h, 3, "they said old things")
     assert out == [pk.SystemMessage("sys"), pk.UserMessage(SUMMARY_PREFIX + "they said old things"), pk.UserMessage("new")]
     with pytest.raises(ValueError, match="outside"):
-        pk.apply_compaction(h, 9, "x")
+        apply_compaction(h, 9, "x")
 
 
 @st.composite
@@ -86,9 +94,9 @@ def valid_histories(draw: st.DrawFn) -> list[pk.Message]:
 @given(valid_histories(), st.integers(0, 600))
 def test_no_cut_of_a_valid_history_gives_one_validate_history_refuses(h: list[pk.Message], budget: int) -> None:
     assert pk.validate_history(h) == []
-    cut = pk.pick_cut(h, budget)
+    cut = pick_cut(h, budget)
     assert cut < len(h)  # the newest message is always kept
-    out = pk.apply_compaction(h, cut, "summary")
+    out = apply_compaction(h, cut, "summary")
     assert pk.validate_history(out) == []
     for wire in ("openai_chat", "anthropic", "gemini", "openai_responses"):
         if pk.validate_history(h, wire) == []:  # what a wire accepted before, it accepts after
@@ -125,7 +133,7 @@ OVERFLOWS = [
 
 @pytest.mark.parametrize(("text", "numbers"), OVERFLOWS)
 def test_parse_context_overflow(text: str, numbers: tuple) -> None:
-    got = pk.parse_context_overflow(text)
+    got = parse_context_overflow(text)
     assert got is not None
     assert (got.input_tokens, got.context_limit, got.max_tokens, got.excess_tokens) == numbers
 
@@ -133,10 +141,10 @@ def test_parse_context_overflow(text: str, numbers: tuple) -> None:
 def test_parse_context_overflow_reads_a_provider_error_body() -> None:
     err = ProviderError("anthropic", ErrorKind.CONTEXT, "anthropic 400", status=400,
                         body='{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250123 tokens > 200000 maximum"}}')
-    got = pk.parse_context_overflow(err)
+    got = parse_context_overflow(err)
     assert got is not None and got.input_tokens == 250123 and got.context_limit == 200000
 
 
 def test_parse_context_overflow_without_numbers() -> None:
-    assert pk.parse_context_overflow("Your input exceeds the context window of this model.") is None
-    assert pk.parse_context_overflow(ValueError("rate limited")) is None
+    assert parse_context_overflow("Your input exceeds the context window of this model.") is None
+    assert parse_context_overflow(ValueError("rate limited")) is None

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import providerkit_nb as pk
+import providerkit_nb.structured as pk_structured
 from providerkit_nb.core.structured import (
     JsonFormat,
     is_strict_schema,
@@ -52,7 +53,7 @@ class Person(pydantic.BaseModel):
     ],
 )
 def test_parse_json_answer_finds_the_json(text: str, value: object) -> None:
-    got = pk.parse_json_answer(text)
+    got = pk_structured.parse_json_answer(text)
     assert got.ok and got.error is None
     assert got.value == value
 
@@ -68,27 +69,27 @@ def test_parse_json_answer_finds_the_json(text: str, value: object) -> None:
     ],
 )
 def test_parse_json_answer_says_what_it_could_not_parse(text: str, says: str) -> None:
-    got = pk.parse_json_answer(text)
+    got = pk_structured.parse_json_answer(text)
     assert not got.ok and got.value is None
     assert says in got.error
 
 
 def test_the_error_names_the_place() -> None:
-    got = pk.parse_json_answer('{\n  "a": 1\n  "b": 2\n}')
+    got = pk_structured.parse_json_answer('{\n  "a": 1\n  "b": 2\n}')
     assert "line 3 column 3" in got.error
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from('{}[]"\\`json \nab:,1'), max_size=60))
 def test_parse_json_answer_never_raises(text: str) -> None:
-    got = pk.parse_json_answer(text)
+    got = pk_structured.parse_json_answer(text)
     assert got.ok == (got.error is None)
     if not got.ok:
         assert got.value is None and got.error
 
 
 def test_parse_json_answer_on_something_that_is_not_text() -> None:
-    got = pk.parse_json_answer(None)  # type: ignore[arg-type]
+    got = pk_structured.parse_json_answer(None)  # type: ignore[arg-type]
     assert not got.ok and "expected the answer text" in got.error
 
 

@@ -7,6 +7,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ErrorKind, ProviderError
+from providerkit_nb.stream import TextDelta
 
 from .helpers import HISTORY, chat
 from .server import Ok, Status, StreamError
@@ -47,7 +48,7 @@ def test_never_walks_after_a_chunk(server) -> None:
         for c in p.create_stream(HISTORY):
             got.append(c)
     assert info.value.kind == ErrorKind.OVERLOAD
-    assert any(isinstance(c, pk.TextDelta) for c in got)
+    assert any(isinstance(c, TextDelta) for c in got)
     assert models_asked(server, p) == ["gpt-test"]
 
 

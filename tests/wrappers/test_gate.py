@@ -8,6 +8,7 @@ import time
 import pytest
 
 import providerkit_nb as pk
+import providerkit_nb.wrappers as pk_wrappers
 from providerkit_nb.wrappers.gate import Gate
 
 from .helpers import HISTORY, chat, sigint_when, wait_until
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 
 def test_public_names_and_validation():
     g = pk.create_gate(3)
-    assert isinstance(g, pk.Gate) and g.in_use == 0 and g.queued == 0 and g.limit == 3
+    assert isinstance(g, pk_wrappers.Gate) and g.in_use == 0 and g.queued == 0 and g.limit == 3
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="whole number of slots"):
             pk.create_gate(bad)

@@ -9,6 +9,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.turn import TextDelta
+from providerkit_nb.errors import is_retryable
 from providerkit_nb.wrappers.retry import server_wait
 
 from .helpers import HISTORY, WIRES, chat
@@ -69,7 +70,7 @@ def test_errors_that_a_retry_cannot_fix_are_not_retried(server, code):
     p = pk.with_retry(inner, sleep=sleeps.append)
     with pytest.raises(pk.ProviderError) as ei:
         pk.collect_turn(p.create_stream(HISTORY))
-    assert ei.value.status == code and not pk.is_retryable(ei.value)
+    assert ei.value.status == code and not is_retryable(ei.value)
     assert sleeps == [] and len(server.requests_for(inner.base_url)) == 1
     p.close()
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.wrappers import TokenSource
 from providerkit_nb.wrappers.token import Credential
 
 from .helpers import HISTORY
@@ -39,7 +40,7 @@ class Storage:
 def test_no_refresh_while_the_token_is_valid():
     store = Storage({"access_token": "at-1", "refresh_token": "rt-1", "expires_at": NOW + 60})
     refreshes: list = []
-    src = pk.TokenSource(store.load, lambda c: refreshes.append(c), store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, lambda c: refreshes.append(c), store.save, clock=lambda: NOW)
     assert [src.get_token() for _ in range(3)] == ["at-1"] * 3
     assert refreshes == [] and store.saves == []
 
@@ -53,7 +54,7 @@ def test_concurrent_callers_share_one_refresh_and_it_is_saved_before_use():
         time.sleep(0.2)  # a slow token endpoint: everyone else arrives meanwhile
         return {"access_token": "at-2", "refresh_token": "rt-2", "expires_at": NOW + 3600}
 
-    src = pk.TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
     got: list[str] = []
     threads = [threading.Thread(target=lambda: got.append(src.get_token())) for _ in range(20)]
     for t in threads:
@@ -73,7 +74,7 @@ def test_a_refused_refresh_uses_a_credential_another_context_saved():
         store.cred = {"access_token": "at-9", "refresh_token": "rt-9", "expires_at": NOW + 3600}
         raise pk.ProviderError("auth", "auth", "invalid_grant", status=400)
 
-    src = pk.TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
     assert src.get_token() == "at-9"
 
 
@@ -83,7 +84,7 @@ def test_a_refused_refresh_with_nothing_newer_says_sign_in_again():
     def refresh(cred: Credential) -> dict:
         raise pk.ProviderError("auth", "auth", "invalid_grant", status=400)
 
-    src = pk.TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
     with pytest.raises(pk.ProviderError) as ei:
         src.get_token()
     assert ei.value.kind == "auth" and ei.value.code == "refresh_dead" and "sign in again" in str(ei.value)
@@ -95,7 +96,7 @@ def test_a_network_failure_keeps_the_credential():
     def refresh(cred: Credential) -> dict:
         raise pk.ProviderError("auth", "network", "connection refused")
 
-    src = pk.TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, refresh, store.save, clock=lambda: NOW)
     with pytest.raises(pk.ProviderError) as ei:
         src.get_token()
     assert ei.value.kind == "network"
@@ -103,7 +104,7 @@ def test_a_network_failure_keeps_the_credential():
 
 
 def test_nothing_stored_is_a_clear_error():
-    src = pk.TokenSource(lambda: None, lambda c: c)
+    src = TokenSource(lambda: None, lambda c: c)
     with pytest.raises(pk.ProviderError, match="sign in again"):
         src.get_token()
 
@@ -111,7 +112,7 @@ def test_nothing_stored_is_a_clear_error():
 def test_with_token_refreshes_once_on_a_401_and_keeps_the_session(server):
     """The stored token looks valid but the server refuses it (revoked): refresh, try again."""
     store = Storage({"access_token": "at-old", "refresh_token": "rt-1", "expires_at": NOW + 60})
-    src = pk.TokenSource(
+    src = TokenSource(
         store.load,
         lambda c: {"access_token": "at-new", "refresh_token": "rt-2", "expires_at": NOW + 3600},
         store.save,
@@ -129,7 +130,7 @@ def test_with_token_refreshes_once_on_a_401_and_keeps_the_session(server):
 
 def test_with_token_passes_the_given_session_id(server):
     store = Storage({"access_token": "at-1", "expires_at": NOW + 60})
-    src = pk.TokenSource(store.load, lambda c: c, store.save, clock=lambda: NOW)
+    src = TokenSource(store.load, lambda c: c, store.save, clock=lambda: NOW)
     base_url = server.url(Ok())
     p = pk.with_token(lambda **kw: pk.openai(model="gpt-test", base_url=base_url, **kw), src, instance_session_id="conv-7")
     pk.collect_turn(p.create_stream(HISTORY))

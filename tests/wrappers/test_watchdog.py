@@ -8,6 +8,7 @@ import time
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.core.errors import is_retryable
 from providerkit_nb.core.turn import TextDelta
 
 from .helpers import HISTORY, WIRE_TRANSPORTS, WIRES, chat, sigint_when, wait_until
@@ -25,7 +26,7 @@ def _fails_with_timeout(provider, low: float, high: float) -> pk.ProviderError:
         pk.collect_turn(provider.create_stream(HISTORY))
     took = time.monotonic() - t0
     assert ei.value.kind == "timeout"
-    assert pk.is_transient(ei.value) and pk.is_retryable(ei.value)
+    assert ei.value.is_transient and is_retryable(ei.value)
     assert low <= took <= high, took
     return ei.value
 

@@ -1,0 +1,54 @@
+"""Every error the library raises, under one base: ``except providerkit_nb.errors.Error``."""
+
+from .conversation.approval import ApprovalError, SettleError
+from .conversation.facade import SystemPromptChanged
+from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached, is_retryable
+from .core.messages import MessageFormatError
+from .core.usage import BudgetExceeded
+from .core.validate import Problem
+from .store.base import (
+    ConversationBusy,
+    NotAStoreError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreVersionError,
+)
+from .store.corrupt import StoreCorruptWarning
+from .testing.replay import CassetteError
+from .transcripts import FormatUnavailable
+from .transcripts.base import MultipleThreads, TranscriptError, TranscriptNotFound
+from .transport.classify import classify
+from .wrappers.key_pool import NoAvailableKeyError
+from .wrappers.pg_gate import GateError
+
+__all__ = [
+    "ApprovalError",
+    "BudgetExceeded",
+    "CassetteError",
+    "ConversationBusy",
+    "Error",
+    "ErrorKind",
+    "FormatUnavailable",
+    "GateError",
+    "MessageFormatError",
+    "MultipleThreads",
+    "NoAvailableKeyError",
+    "NotAStoreError",
+    "Problem",
+    "ProviderError",
+    "SettleError",
+    "StepLimitReached",
+    "StoreCorruptError",
+    "StoreCorruptWarning",
+    "StoreError",
+    "StoreLockedError",
+    "StoreReadOnlyError",
+    "StoreVersionError",
+    "SystemPromptChanged",
+    "TranscriptError",
+    "TranscriptNotFound",
+    "classify",
+    "is_retryable",
+]

@@ -1,0 +1,41 @@
+"""The canonical messages: what every layer passes around and every store saves."""
+
+from .core.messages import (
+    AssistantMessage,
+    ContentPart,
+    FilePart,
+    ImagePart,
+    Message,
+    MessageFormatError,
+    ReasoningItems,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    dumps,
+    loads,
+    message_from_dict,
+    strip_reasoning,
+    text_of,
+)
+
+__all__ = [
+    "AssistantMessage",
+    "ContentPart",
+    "FilePart",
+    "ImagePart",
+    "Message",
+    "MessageFormatError",
+    "ReasoningItems",
+    "SystemMessage",
+    "TextPart",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "dumps",
+    "loads",
+    "message_from_dict",
+    "strip_reasoning",
+    "text_of",
+]

@@ -61,7 +61,7 @@ _LAZY: dict[str, str] = {
     "Registry": "providerkit_nb.wrappers.registry",
     # stores
     "Store": "providerkit_nb.store.base",
-    "NotebookStore": "providerkit_nb.store.sqlite",
+    "NotebookStore": "providerkit_nb.notebook.store",
     "MemoryStore": "providerkit_nb.store.memory",
     "PostgresStore": "providerkit_nb.store.postgres",
     # the conversation
@@ -186,6 +186,7 @@ if TYPE_CHECKING:
         usage_frame,
     )
     from .notebook.inspection import inspect
+    from .notebook.store import NotebookStore
     from .notebook.widgets import HistoryView
     from .providers.base import Provider
     from .providers.factory import (
@@ -200,7 +201,6 @@ if TYPE_CHECKING:
     from .store.base import ConversationBusy, Store, StoreError
     from .store.memory import MemoryStore
     from .store.postgres import PostgresStore
-    from .store.sqlite import NotebookStore
     from .testing import simulate
     from .transcripts.base import TranscriptError
     from .transcripts.export import export

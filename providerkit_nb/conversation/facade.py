@@ -173,7 +173,7 @@ class Conversation:
         self.display = display
         self.options = dict(options or {})
         self.records: list[TurnRecord] = []
-        self.usage = UsageTracker(rate=rate, max_usd=budget_usd)
+        self.usage = UsageTracker(rate=rate, budget_usd=budget_usd)
         self.compact = compact
         self.context_window = context_window
         self.compactions = 0
@@ -439,9 +439,9 @@ class Conversation:
     def __repr__(self) -> str:
         spent = ""
         if self.usage.calls:
-            spent = f", {self.usage.calls} calls ${self.usage.cost:.4f}"
-            if self.usage.max_usd is not None:
-                spent += f" of ${self.usage.max_usd:.4f}"
+            spent = f", {self.usage.calls} calls ${self.usage.cost_usd:.4f}"
+            if self.usage.budget_usd is not None:
+                spent += f" of ${self.usage.budget_usd:.4f}"
         return (
             f"<Conversation {self.id!r}: {len(self._history)} messages, "
             f"{len(self.repaired.interrupted)} interrupted, provider={getattr(self.provider, 'id', '?')!r}{spent}>"

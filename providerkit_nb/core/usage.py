@@ -27,7 +27,7 @@ class BudgetExceeded(ProviderError):
             "budget",
             ErrorKind.QUOTA,
             f"budget of ${budget:.4f} reached (${spent:.4f} spent over {calls} call(s)); nothing was sent. "
-            "Raise usage.max_usd, or reset the tracker, to go on.",
+            "Raise usage.budget_usd, or reset the tracker, to go on.",
         )
         self.spent = spent
         self.budget = budget
@@ -112,21 +112,21 @@ class UsageTracker:
 
     ``add(usage, rate)`` prices with ``rate`` when given, else counts the provider's reported
     bill (or nothing). ``subtract`` undoes an ``add`` (a rolled-back turn), clamping at 0.
-    ``max_usd`` is an optional budget: ``is_over_budget()`` is true once the cost reaches it.
+    ``budget_usd`` is an optional budget: ``is_over_budget()`` is true once ``cost_usd`` reaches it.
     """
 
     rate: Rate | Mapping[str, float] | None = None  # the default for add() without one
-    max_usd: float | None = None
+    budget_usd: float | None = None
     totals: Usage = field(default_factory=Usage)
-    cost: float = 0.0
-    savings: float = 0.0
+    cost_usd: float = 0.0
+    savings_usd: float = 0.0
     calls: int = 0
     last: Usage | None = None
 
     def __post_init__(self) -> None:
         self.rate = Rate.coerce(self.rate)
-        if self.max_usd is not None and (not math.isfinite(self.max_usd) or self.max_usd < 0):
-            raise ValueError(f"max_usd must be a finite number >= 0, got {self.max_usd!r}")
+        if self.budget_usd is not None and (not math.isfinite(self.budget_usd) or self.budget_usd < 0):
+            raise ValueError(f"budget_usd must be a finite number >= 0, got {self.budget_usd!r}")
 
     def _priced(self, usage: Usage, rate: Rate | Mapping[str, float] | None) -> tuple[float, float]:
         r = Rate.coerce(rate) if rate is not None else self.rate
@@ -142,8 +142,8 @@ class UsageTracker:
             return self
         cost, saved = self._priced(usage, rate)
         self.totals = add_usage(self.totals, usage)
-        self.cost += cost
-        self.savings += saved
+        self.cost_usd += cost
+        self.savings_usd += saved
         self.calls += 1
         self.last = usage
         return self
@@ -153,35 +153,29 @@ class UsageTracker:
             return self
         cost, saved = self._priced(usage, rate)
         self.totals = subtract_usage(self.totals, usage)
-        self.cost = max(0.0, self.cost - cost)
-        self.savings = max(0.0, self.savings - saved)
+        self.cost_usd = max(0.0, self.cost_usd - cost)
+        self.savings_usd = max(0.0, self.savings_usd - saved)
         self.calls = max(0, self.calls - 1)
         return self
 
-    def cost_usd(self) -> float:
-        return self.cost
-
-    def cache_savings_usd(self) -> float:
-        return self.savings
-
-    def is_over_budget(self, max_usd: float | None = None) -> bool:
-        """Has the cost reached ``max_usd`` (default: the tracker's own budget)? Never
+    def is_over_budget(self, budget_usd: float | None = None) -> bool:
+        """Has the cost reached ``budget_usd`` (default: the tracker's own budget)? Never
         true without a budget."""
-        limit = self.max_usd if max_usd is None else max_usd
-        return limit is not None and self.cost >= limit
+        limit = self.budget_usd if budget_usd is None else budget_usd
+        return limit is not None and self.cost_usd >= limit
 
     def check_budget(self) -> None:
         """Raise :class:`BudgetExceeded` if the budget is reached (call it before a call)."""
         if self.is_over_budget():
-            assert self.max_usd is not None
-            raise BudgetExceeded(self.cost, self.max_usd, self.calls)
+            assert self.budget_usd is not None
+            raise BudgetExceeded(self.cost_usd, self.budget_usd, self.calls)
 
     def reset(self) -> None:
         self.totals = Usage()
-        self.cost = self.savings = 0.0
+        self.cost_usd = self.savings_usd = 0.0
         self.calls = 0
         self.last = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": self.cost,
-                "cache_savings_usd": self.savings, "max_usd": self.max_usd}
+        return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": self.cost_usd,
+                "cache_savings_usd": self.savings_usd, "budget_usd": self.budget_usd}

@@ -193,10 +193,10 @@ def usage_frame(source: Any) -> pd.DataFrame:
         raise TypeError(f"usage_frame takes a Conversation or a UsageTracker, got {type(source).__name__}")
     row: dict[str, Any] = {"calls": tracker.calls, **tracker.totals.to_dict()}
     row.pop("reasoning_tokens", None)  # not summed across calls (see UsageTracker)
-    row["cost_usd"] = round(tracker.cost, 8)
-    row["cache_savings_usd"] = round(tracker.savings, 8)
-    row["budget_usd"] = tracker.max_usd
-    row["budget_left_usd"] = None if tracker.max_usd is None else round(max(0.0, tracker.max_usd - tracker.cost), 8)
+    row["cost_usd"] = round(tracker.cost_usd, 8)
+    row["cache_savings_usd"] = round(tracker.savings_usd, 8)
+    row["budget_usd"] = tracker.budget_usd
+    row["budget_left_usd"] = None if tracker.budget_usd is None else round(max(0.0, tracker.budget_usd - tracker.cost_usd), 8)
     return pd.DataFrame([row])
 
 

@@ -19,7 +19,6 @@ import json
 import os
 import sqlite3
 import stat
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -143,65 +142,10 @@ def _ts(dt: datetime) -> str:
 # --------------------------------------------------------------------------- default path
 
 
-def _ipython_ns() -> dict[str, Any] | None:
-    mod = sys.modules.get("IPython")
-    if mod is None:
-        return None
-    try:
-        ip = mod.get_ipython()
-    except Exception:
-        return None
-    return getattr(ip, "user_ns", None) if ip is not None else None
-
-
-def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
-    """Ask a Jupyter server on this machine which notebook owns this kernel (127.0.0.1 only)."""
-    if "ipykernel" not in sys.modules:
-        return None
-    try:
-        import glob
-        import urllib.request
-
-        from ipykernel.connect import get_connection_file
-        from jupyter_core.paths import jupyter_runtime_dir
-
-        kernel_id = Path(get_connection_file()).stem.removeprefix("kernel-")
-        for info_file in sorted(glob.glob(os.path.join(jupyter_runtime_dir(), "jpserver-*.json"))):
-            with open(info_file, encoding="utf-8") as f:
-                info = json.load(f)
-            if str(info.get("hostname", "localhost")) not in ("localhost", "127.0.0.1", "0.0.0.0", ""):
-                continue
-            base = "/" + str(info.get("base_url", "/")).strip("/")
-            url = f"http://127.0.0.1:{int(info['port'])}{base.rstrip('/')}/api/sessions"
-            req = urllib.request.Request(url, headers={"Authorization": f"token {info.get('token', '')}"})
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback only
-                sessions = json.load(resp)
-            for s in sessions:
-                if (s.get("kernel") or {}).get("id") == kernel_id and s.get("path"):
-                    root = Path(info.get("root_dir") or info.get("notebook_dir") or ".")
-                    return (root / s["path"]).resolve()
-    except Exception:
-        return None
-    return None
-
-
 def default_path() -> tuple[Path, str]:
-    """(path, how it was found): ``<notebook>.providerkit.sqlite`` next to the running notebook
-    when its path can be found, else ``providerkit.sqlite`` in the working directory."""
-    ns = _ipython_ns()
-    vsc = ns.get("__vsc_ipynb_file__") if ns else None
-    if isinstance(vsc, str) and vsc:
-        nb, how = Path(vsc), "VS Code (__vsc_ipynb_file__)"
-    elif os.environ.get("JPY_SESSION_NAME"):
-        nb, how = Path(os.environ["JPY_SESSION_NAME"]), "JupyterLab (JPY_SESSION_NAME)"
-        if not nb.is_absolute():  # relative to the server root; the kernel runs in its folder
-            nb = Path.cwd() / nb.name
-    else:
-        found = _from_jupyter_server()
-        if found is None:
-            return Path.cwd() / DEFAULT_NAME, "working directory (no notebook path found)"
-        nb, how = found, "Jupyter server sessions API"
-    return nb.parent / (nb.name.removesuffix(".ipynb") + SUFFIX), how
+    """(path, how it was found) when no path is given: ``providerkit.sqlite`` in the working
+    directory. The notebook layer's ``pk.NotebookStore`` looks for the running notebook first."""
+    return Path.cwd() / DEFAULT_NAME, "working directory (no notebook path found)"
 
 
 # --------------------------------------------------------------------------- the store
@@ -221,7 +165,7 @@ class NotebookStore(BaseStore):
         if sync not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         if path is None:
-            resolved, self.path_source = default_path()
+            resolved, self.path_source = self.default_path()
         else:
             resolved, self.path_source = Path(path), "given"
         self.path = resolved.expanduser().absolute()
@@ -231,6 +175,10 @@ class NotebookStore(BaseStore):
         # conversation id -> (last seq seen, hash -> latest seq): duplicate detection off the hot path
         self._seen: dict[str, tuple[int, dict[str, int]]] = {}
         self._conn = self._open()
+
+    @staticmethod
+    def default_path() -> tuple[Path, str]:
+        return default_path()
 
     def __repr__(self) -> str:
         state = ", closed" if self.closed else ""

@@ -91,8 +91,8 @@ def test_usage_tracker_per_conversation_and_the_frames() -> None:
         c.send("two")
         assert c.usage.totals == Usage(3000, 400, 0, 150)
         want = ((600 * 2.0 + 400 * 0.5 + 100 * 10.0) + (2000 * 2.0 + 50 * 10.0)) / 1e6
-        assert c.usage.cost_usd() == pytest.approx(want)
-        assert c.usage.cache_savings_usd() == pytest.approx(400 * 1.5 / 1e6)
+        assert c.usage.cost_usd == pytest.approx(want)
+        assert c.usage.savings_usd == pytest.approx(400 * 1.5 / 1e6)
         frame = pk.turns_frame(c)
         assert frame["cost_usd"].sum() == pytest.approx(want)
         totals = pk.usage_frame(c)
@@ -110,7 +110,7 @@ def test_a_budget_stops_send_before_the_call() -> None:
             c.send("two")
         assert info.value.kind == pk.ErrorKind.QUOTA and "$0.5000" in str(info.value)
         assert len(srv.requests) == 1 and len(c.messages) == stored  # nothing sent, nothing saved
-        c.usage.max_usd = 2.0
+        c.usage.budget_usd = 2.0
         assert c.send("two").message.content == "b"
 
 

@@ -48,17 +48,17 @@ def test_tracker_sums_tokens_cost_and_savings() -> None:
     t.add(Usage(1000, 800, 0, 50))
     t.add(Usage(2000, 1500, 0, 70))
     assert t.totals == Usage(3000, 2300, 0, 120)
-    assert t.cost_usd() == pytest.approx((700 * 3.0 + 2300 * 0.3 + 120 * 15.0) / 1e6)
-    assert t.cache_savings_usd() == pytest.approx(2300 * (3.0 - 0.3) / 1e6)
+    assert t.cost_usd == pytest.approx((700 * 3.0 + 2300 * 0.3 + 120 * 15.0) / 1e6)
+    assert t.savings_usd == pytest.approx(2300 * (3.0 - 0.3) / 1e6)
     assert t.calls == 2
 
 
 def test_tracker_without_a_rate_counts_reported_bills_only() -> None:
     t = pk_usage.UsageTracker()
     t.add(Usage(10, 0, 0, 10, reported_cost_usd=0.5)).add(Usage(10, 0, 0, 10))
-    assert t.cost_usd() == 0.5 and t.cache_savings_usd() == 0.0
+    assert t.cost_usd == 0.5 and t.savings_usd == 0.0
     t.add(Usage(1_000_000, 0, 0, 0), rate={"input": 1.0, "output": 0.0})  # a rate for this call only
-    assert t.cost_usd() == pytest.approx(1.5)
+    assert t.cost_usd == pytest.approx(1.5)
 
 
 def test_subtract_rolls_back_and_clamps_at_zero() -> None:
@@ -66,13 +66,13 @@ def test_subtract_rolls_back_and_clamps_at_zero() -> None:
     u = Usage(1000, 500, 0, 100)
     t.add(u)
     t.subtract(u)
-    assert t.totals == Usage() and t.cost_usd() == pytest.approx(0.0) and t.cache_savings_usd() == pytest.approx(0.0)
+    assert t.totals == Usage() and t.cost_usd == pytest.approx(0.0) and t.savings_usd == pytest.approx(0.0)
     t.subtract(u)
-    assert t.totals == Usage() and t.cost_usd() == 0.0 and t.calls == 0
+    assert t.totals == Usage() and t.cost_usd == 0.0 and t.calls == 0
 
 
 def test_budget() -> None:
-    t = pk_usage.UsageTracker(rate=Rate(1.0, 1.0), max_usd=0.002)
+    t = pk_usage.UsageTracker(rate=Rate(1.0, 1.0), budget_usd=0.002)
     assert not t.is_over_budget()
     t.add(Usage(1000, 0, 0, 0))
     assert not t.is_over_budget() and t.is_over_budget(0.001)

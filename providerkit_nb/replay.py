@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .core.json_input import read_json
+
 __all__ = [
     "CassetteError",
     "Interaction",
@@ -165,7 +167,7 @@ def load_interactions(path: str | Path) -> list[Interaction]:
             body = _decode_body(body, _header(req["headers"], "content-encoding")).decode("utf-8", "replace")
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = read_json(body)
             except ValueError:
                 pass
         rbody = resp.get("body")

@@ -27,7 +27,16 @@ from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
 from ..transport.sse import SSEEvent, StreamPosition, iter_sse
-from .guard import PARSER_FAILURES, CallerRaised, body_error, callers_own, check_chunk, guarded, malformed, numbered
+from .guard import (
+    PARSER_FAILURES,
+    CallerRaised,
+    body_error,
+    callers_own,
+    check_chunk,
+    guarded,
+    malformed,
+    numbered,
+)
 
 __all__ = [
     "CallOptions",

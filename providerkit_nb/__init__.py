@@ -132,6 +132,7 @@ _LAZY: dict[str, str] = {
     "inspect": "providerkit_nb.notebook.inspect",
     "Inspection": "providerkit_nb.notebook.inspect",
     "TranscriptError": "providerkit_nb.transcripts.base",
+    "TranscriptTruncated": "providerkit_nb.transcripts.base",
     "simulate": "providerkit_nb.simulate",
     "export": "providerkit_nb.transcripts.export",
 }

@@ -251,13 +251,10 @@ def resolve_api_key(api_key: str | None, env_vars: Sequence[str], provider: str,
     if not required:
         return None
     names = " or ".join(env_vars) if env_vars else "api_key"
-    from .factory import keyless_presets  # the rows are data in factory; read only on this error
-
     raise ProviderError(
         provider,
         ErrorKind.AUTH,
-        f"{provider}: no API key. Pass api_key=... or set {names}. A server on this machine needs "
-        f"none: a base_url on localhost or 127.0.0.1, or the presets {', '.join(keyless_presets())}.",
+        f"{provider}: no API key. Pass api_key=... or set {names}.",
     )
 
 

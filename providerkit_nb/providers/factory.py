@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from ..core.errors import ErrorKind, ProviderError
 from .base import WireProvider
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ class PresetRow:
                 args[name] = value
         args.update(self.options)
         args.update({k: v for k, v in kw.items() if v is not None or k in ("api_key",)})
-        return cls(**args)
+        return _made(cls, args)
 
 
 _ROWS = [
@@ -287,7 +288,21 @@ def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, 
     cls = wire_class(wire)
     if not model:
         raise ValueError(f"{default_preset}: model is required, e.g. model='...'")
-    return cls(model=model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"})
+    return _made(cls, {"model": model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"}})
+
+
+def _made(cls: type[WireProvider], args: dict[str, Any]) -> WireProvider:
+    """``cls(**args)``; a missing key's error also says what needs none."""
+    try:
+        return cls(**args)
+    except ProviderError as err:
+        if err.kind is not ErrorKind.AUTH or "no API key" not in err.message:
+            raise
+        raise ProviderError(
+            err.provider, err.kind,
+            f"{err.message} A server on this machine needs none: a base_url on localhost or "
+            f"127.0.0.1, or the presets {', '.join(keyless_presets())}.",
+        ) from None
 
 
 def _wire_constructor(default_preset: str, wire: str, name: str, doc: str) -> Any:

@@ -160,13 +160,10 @@ def _unreadable_json(src: Source, name: str | None, thread: str | None = None, c
     part = Source(kept)
     looks = name
     if looks is None and n:
-        for candidate in FORMATS:
-            try:
-                if format_module(candidate).detect(part, candidate):
-                    looks = candidate
-                    break
-            except (FormatUnavailable, ValueError, TypeError, KeyError, AttributeError):
-                continue
+        try:
+            looks = detect(part)
+        except TranscriptError:
+            looks = None
     where = f"line {err.line}, column {err.column} (char {err.pos})"
     head = f"{src.name}: truncated: the JSON stops at {where} before the document ends (cut short, as by a crash mid-write)"
     t: Transcript | None = None

@@ -122,3 +122,11 @@ def test_the_missing_key_error_points_to_what_needs_no_key(monkeypatch: pytest.M
         assert name in e.value.message
     for url in ("http://localhost:8080/v1", "http://127.0.0.1:9/v1", "http://[::1]:9/v1"):
         assert pk.openai(model="m", base_url=url).id == "openai-compatible"
+    # a server on this machine needs no key on any wire (a local proxy of Anthropic or Gemini)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for var in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    assert pk.anthropic(model="m", base_url="http://127.0.0.1:9").id == "anthropic"
+    assert pk.gemini(model="m", base_url="http://localhost:9").id == "gemini"
+    with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY"):
+        pk.anthropic(model="m", base_url="https://anthropic-proxy.example.com")

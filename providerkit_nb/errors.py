@@ -3,6 +3,7 @@
 from .conversation.approval import ApprovalError, SettleError
 from .conversation.facade import SystemPromptChanged
 from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached, is_retryable
+from .core.json_input import JsonInputError
 from .core.messages import MessageFormatError
 from .core.usage import BudgetExceeded
 from .core.validate import Problem
@@ -18,7 +19,12 @@ from .store.base import (
 from .store.corrupt import StoreCorruptWarning
 from .testing.replay import CassetteError
 from .transcripts import FormatUnavailable
-from .transcripts.base import MultipleThreads, TranscriptError, TranscriptNotFound
+from .transcripts.base import (
+    MultipleThreads,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptTruncated,
+)
 from .transport.classify import classify
 from .wrappers.key_pool import NoAvailableKeyError
 from .wrappers.pg_gate import GateError
@@ -32,6 +38,7 @@ __all__ = [
     "ErrorKind",
     "FormatUnavailable",
     "GateError",
+    "JsonInputError",
     "MessageFormatError",
     "MultipleThreads",
     "NoAvailableKeyError",
@@ -49,6 +56,7 @@ __all__ = [
     "SystemPromptChanged",
     "TranscriptError",
     "TranscriptNotFound",
+    "TranscriptTruncated",
     "classify",
     "is_retryable",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import Error
+from .json_input import read_json
 
 __all__ = [
     "TextPart",
@@ -396,8 +397,8 @@ def loads(text: str | bytes) -> list[Message]:
     """Parse a JSON array of canonical messages; malformed input raises ``MessageFormatError``
     (a ValueError) naming the path of the bad field, e.g. ``[3].tool_calls[0].arguments``."""
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested beyond reading
+        data = read_json(text)
+    except ValueError as exc:  # not JSON, not UTF-8, or nested beyond reading
         raise MessageFormatError(f"not valid JSON: {exc}") from exc
     if not isinstance(data, list):
         raise MessageFormatError(f"expected a JSON array of messages, got {_got(data)}")

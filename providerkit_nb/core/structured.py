@@ -28,6 +28,8 @@ __all__ = [
     "JsonReply",
     "json_format",
     "is_strict_schema",
+    "JsonRequest",
+    "json_request",
     "schema_prompt",
     "parse_json_answer",
     "read_answer",
@@ -101,28 +103,56 @@ def _clean_name(name: Any) -> str:
 
 
 def is_strict_schema(node: Any) -> bool:
-    """Can OpenAI enforce this schema in strict mode? Objects need ``additionalProperties:
-    false`` and every property required, all the way down; ``$ref`` and ``allOf`` are not."""
-    if not isinstance(node, dict):
-        return False
-    if "$ref" in node or "allOf" in node:
+    """Can OpenAI enforce this schema in strict mode? Every object, a free-form one included,
+    needs ``additionalProperties: false`` and every property required, all the way down;
+    ``$ref`` and ``allOf`` are not taken. The one rule for ``json=`` and for tools on every
+    OpenAI wire: stating ``strict`` truthfully keeps optional arguments optional."""
+    if not isinstance(node, dict) or "$ref" in node or "allOf" in node:
         return False
     for key in ("anyOf", "oneOf"):
-        branches = node.get(key)
-        if isinstance(branches, list):
-            return all(is_strict_schema(b) for b in branches)
+        if key in node:
+            branches = node[key]
+            return isinstance(branches, list) and all(is_strict_schema(b) for b in branches)
     items = node.get("items")
     if items is not None and not is_strict_schema(items):
         return False
+    kind = node.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
     props = node.get("properties")
     if not isinstance(props, dict):
+        if "properties" in node:
+            return False
+        props = {}
+    if "object" not in kinds and not props:
         return True  # a leaf
     if node.get("additionalProperties") is not False:
         return False
-    required = node.get("required")
+    required = node.get("required", [])
     if not isinstance(required, list) or set(required) != set(props):
         return False
     return all(is_strict_schema(p) for p in props.values())
+
+
+@dataclass(frozen=True, slots=True)
+class JsonRequest:
+    """How one call asks an OpenAI wire for JSON: ``format`` is "json_schema", "json_object"
+    or None (nothing in the request's format field), ``prompt`` the instruction appended after
+    the history, or None. JSON mode (json_object) needs the word JSON in what the model reads,
+    so it always comes with the prompt."""
+
+    format: str | None
+    prompt: str | None
+
+
+def json_request(fmt: JsonFormat, *, enforce_schema: bool, prompt_only: bool = False) -> JsonRequest:
+    """The one decision both OpenAI wires make for ``json=``: the schema enforced by the server
+    when it can take one (``enforce_schema``) and there is a schema; else JSON mode plus the
+    instruction; ``prompt_only`` (tools with ``json_with_tools="prompt"``) the instruction alone."""
+    if prompt_only:
+        return JsonRequest(None, fmt.prompt)
+    if enforce_schema and fmt.schema is not None:
+        return JsonRequest("json_schema", None)
+    return JsonRequest("json_object", fmt.prompt)
 
 
 def schema_prompt(schema: dict[str, Any]) -> str:

@@ -14,6 +14,8 @@ import secrets
 import zlib
 from typing import Any, cast
 
+from .json_input import read_json
+
 __all__ = ["parse_tool_args", "is_complete_json", "normalize_tool_id"]
 
 _DECODER = json.JSONDecoder()
@@ -36,7 +38,7 @@ def parse_tool_args(raw: Any) -> dict[str, Any]:
     if not isinstance(raw, str) or not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
+        value = read_json(raw)
     except ValueError:
         pass
     else:
@@ -52,7 +54,7 @@ def is_complete_json(raw: str | None) -> bool:
     if not raw or not raw.strip():
         return False
     try:
-        json.loads(raw)
+        read_json(raw)
     except ValueError:
         return False
     return True

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, overload
 
+from .json_input import JsonInputError, read_json
 from .messages import ToolCall, ToolMessage, _encode
 
 __all__ = ["ToolDefinition", "Tool", "ToolResult", "ToolRegistry", "define_tool", "tool"]
@@ -289,14 +290,15 @@ class ToolRegistry:
             )
         raw = call.arguments
         try:
-            args = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
+            args = read_json(raw) if raw.strip() else {}
+        except JsonInputError as exc:
+            where = f" at character {exc.pos}" if exc.pos is not None else ""
             return ToolResult(
                 ToolMessage(
                     cid,
                     name,
-                    f"Error: the arguments for {name} are not valid JSON ({exc.msg} at character "
-                    f"{exc.pos}). The tool did not run. Call it again with the arguments as one "
+                    f"Error: the arguments for {name} are not valid JSON ({exc.reason.removeprefix('not valid JSON: ')}{where}). "
+                    "The tool did not run. Call it again with the arguments as one "
                     "JSON object that matches its schema.",
                 ),
                 "invalid_json",

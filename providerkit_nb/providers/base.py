@@ -27,7 +27,16 @@ from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
 from ..transport.sse import SSEEvent, StreamPosition, iter_sse
-from .guard import PARSER_FAILURES, body_error, check_chunk, guarded, malformed, numbered
+from .guard import (
+    PARSER_FAILURES,
+    CallerRaised,
+    body_error,
+    callers_own,
+    check_chunk,
+    guarded,
+    malformed,
+    numbered,
+)
 
 __all__ = [
     "CallOptions",
@@ -449,7 +458,7 @@ class WireProvider(Provider):
             if on_activity is not None:
                 on_activity()  # the headers arrived
             try:
-                raw = self._tap(stream, resp.iter_bytes(), on_activity)
+                raw = self._tap(stream, resp.iter_bytes(), callers_own(on_activity) if on_activity else None)
                 pos = StreamPosition()  # the events are counted, so an error can name one
                 if wr.events == "json-array":
                     from ..transport.sse import iter_json_array
@@ -462,6 +471,8 @@ class WireProvider(Provider):
                 # guarded: whatever the parser trips on is one ProviderError (see guard.py)
                 yield from guarded(self.parse_stream(events, opts), self.id, pos, self.secrets)
                 _drain(raw, resp)
+            except CallerRaised as carried:  # the caller's callback raised: theirs, as it was
+                raise carried.exc from carried.exc.__cause__
             finally:
                 resp.close()
 

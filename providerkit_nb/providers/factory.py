@@ -9,10 +9,12 @@ timeout, transport), as the vendor SDKs do. Wire modules are imported on first u
 from __future__ import annotations
 
 import importlib
-from dataclasses import asdict, dataclass, field, fields
+import ipaddress
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
+from ..core.errors import ErrorKind, ProviderError
 from .base import WireProvider
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ __all__ = [
     "WIRES",
     "preset",
     "preset_for_host",
+    "keyless_presets",
+    "is_loopback",
     "openai",
     "responses",
     "anthropic",
@@ -125,7 +129,7 @@ class PresetRow:
                 args[name] = value
         args.update(self.options)
         args.update({k: v for k, v in kw.items() if v is not None or k in ("api_key",)})
-        return cls(**args)
+        return _made(cls, args)
 
 
 _ROWS = [
@@ -246,14 +250,59 @@ def preset(name: str, **kw: Any) -> WireProvider:
     return row.build(**kw)
 
 
+def keyless_presets() -> list[str]:
+    """The presets that need no key (local servers)."""
+    return [r.id for r in _ROWS if not r.require_key]
+
+
+def is_loopback(url: str) -> bool:
+    """Is ``url`` on this machine (localhost, 127.0.0.0/8, ::1)? Such a server needs no key."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _compatible(row: PresetRow, base_url: str) -> PresetRow:
+    """``pk.openai(base_url=...)`` on a server that is not OpenAI's: the generic compatible
+    row (json_object plus the schema prompt, no prompt_cache_key, max_tokens), the key still
+    read from OPENAI_API_KEY as the OpenAI SDK does. Keywords (id=, json_mode=, cache_key=...)
+    still win."""
+    if urlsplit(base_url).hostname == urlsplit(row.base_url).hostname:
+        return row
+    return replace(_GENERIC_CHAT, base_url=base_url, env_keys=row.env_keys, require_key=True)
+
+
 def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, Any]) -> WireProvider:
     row = PRESETS.get(default_preset)
+    base_url = kw.get("base_url")
+    if base_url and is_loopback(base_url) and kw.get("require_key") is None:
+        kw["require_key"] = False  # a server on this machine: a key only when one is given
     if row is not None and row.wire == wire:
+        if wire == "openai_chat" and base_url:
+            row = _compatible(row, base_url)
         return row.build(model=model, **kw)
     cls = wire_class(wire)
     if not model:
         raise ValueError(f"{default_preset}: model is required, e.g. model='...'")
-    return cls(model=model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"})
+    return _made(cls, {"model": model, **{k: v for k, v in kw.items() if v is not None or k == "api_key"}})
+
+
+def _made(cls: type[WireProvider], args: dict[str, Any]) -> WireProvider:
+    """``cls(**args)``; a missing key's error also says what needs none."""
+    try:
+        return cls(**args)
+    except ProviderError as err:
+        if err.kind is not ErrorKind.AUTH or "no API key" not in err.message:
+            raise
+        raise ProviderError(
+            err.provider, err.kind,
+            f"{err.message} A server on this machine needs none: a base_url on localhost or "
+            f"127.0.0.1, or the presets {', '.join(keyless_presets())}.",
+        ) from None
 
 
 class WireConstructor(Protocol):

@@ -18,13 +18,18 @@ the types the assembler needs (so a float never reaches ``"".join``), converts a
 KeyError, TypeError, AttributeError, IndexError, ValueError or RecursionError, and turns a body
 that ended cleanly without one event into "an empty 200" rather than a cut stream. The cost is
 one generator step and a type test per chunk.
+
+The caller's own code runs inside the reading too (``on_activity`` is called on every body
+read): what it raises is the caller's, not the server's. ``callers_own`` carries it past the
+guard as a ``CallerRaised`` (a BaseException, so no handler meant for a bad frame takes it) and
+the reader unwraps it, so the caller gets their exception as it was, and nothing retries it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, Error, ProviderError
@@ -54,6 +59,8 @@ __all__ = [
     "malformed",
     "body_error",
     "PARSER_FAILURES",
+    "CallerRaised",
+    "callers_own",
 ]
 
 EXCERPT = 120  # characters of the offending frame quoted in the message
@@ -81,6 +88,26 @@ _JSON_NAMES = {
 }
 _NO_ATTR = re.compile(r"'(\w+)' object has no attribute")
 _MISSING: Any = object()
+
+
+class CallerRaised(BaseException):
+    """An exception from the caller's callback, on its way out past the parser guard."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(exc)
+        self.exc = exc
+
+
+def callers_own(fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` as called from inside a reader: what it raises is marked as the caller's."""
+
+    def call() -> None:
+        try:
+            fn()
+        except BaseException as exc:
+            raise CallerRaised(exc) from None
+
+    return call
 
 
 def found(value: Any) -> str:

@@ -32,7 +32,7 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
-from ..core.structured import JsonFormat
+from ..core.structured import JsonFormat, json_request
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -431,17 +431,18 @@ class OpenAIChatProvider(WireProvider):
         }
         fmt = opts.json
         if isinstance(fmt, JsonFormat):
-            carried = bool(tools) and opts.json_with_tools == "prompt"
-            enforced = not carried and self.json_mode == "schema" and fmt.schema is not None
-            if not carried:
-                body["response_format"] = (
-                    {"type": "json_schema", "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}}
-                    if enforced
-                    else {"type": "json_object"}
-                )
-            if not enforced:
+            ask = json_request(
+                fmt, enforce_schema=self.json_mode == "schema", prompt_only=bool(tools) and opts.json_with_tools == "prompt"
+            )
+            if ask.format == "json_schema":
+                body["response_format"] = {
+                    "type": "json_schema", "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}
+                }
+            elif ask.format is not None:
+                body["response_format"] = {"type": ask.format}
+            if ask.prompt is not None:
                 # after the history, so the cached prefix survives a per-call schema
-                body["messages"].append({"role": "system", "content": fmt.prompt})
+                body["messages"].append({"role": "system", "content": ask.prompt})
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

@@ -45,7 +45,7 @@ from ..core.messages import (
     ensure_messages,
 )
 from ..core.rules import register_conversion
-from ..core.structured import JsonFormat
+from ..core.structured import JsonFormat, is_strict_schema, json_request
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -235,32 +235,6 @@ def without_patterns(schema: Any) -> Any:
         else:
             out[key] = value
     return out
-
-
-def is_strict_schema(node: Any) -> bool:
-    """Does ``node`` already meet strict mode (every object closed with all its properties
-    required, recursively; no ``$ref``/``allOf``)? Stating ``strict`` truthfully keeps optional
-    arguments optional."""
-    if not isinstance(node, dict) or "$ref" in node or "allOf" in node:
-        return False
-    for key in ("anyOf", "oneOf"):
-        if key in node:
-            branches = node[key]
-            return isinstance(branches, list) and all(is_strict_schema(b) for b in branches)
-    kind = node.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if "array" in kinds:
-        items = node.get("items")
-        return items is None or is_strict_schema(items)
-    props = node.get("properties")
-    if not isinstance(props, dict) or not props:
-        return node.get("additionalProperties") is False if "object" in kinds else True
-    if node.get("additionalProperties") is not False:
-        return False
-    required = node.get("required")
-    if not isinstance(required, list) or set(required) != set(props):
-        return False
-    return all(is_strict_schema(p) for p in props.values())
 
 
 def _tool_to_wire(t: ToolDefinition) -> dict[str, Any]:
@@ -479,15 +453,16 @@ class ResponsesProvider(WireProvider):
             body["service_tier"] = opts.service_tier
         fmt = opts.json
         if isinstance(fmt, JsonFormat):
-            if tools and opts.json_with_tools == "prompt":
-                # the schema rides after the history (the cached prefix survives it)
-                items.append({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": fmt.prompt}]})
-            elif fmt.schema is None:
-                body["text"] = {"format": {"type": "json_object"}}
-            else:
+            ask = json_request(fmt, enforce_schema=True, prompt_only=bool(tools) and opts.json_with_tools == "prompt")
+            if ask.format == "json_schema":
                 body["text"] = {
                     "format": {"type": "json_schema", "name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}
                 }
+            elif ask.format is not None:
+                body["text"] = {"format": {"type": ask.format}}
+            if ask.prompt is not None:
+                # the instruction rides after the history (the cached prefix survives it)
+                items.append({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": ask.prompt}]})
         body = merge_body(body, opts.extra_body)
         headers: dict[str, str] = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         if stream or chatgpt:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 from ..core.errors import Error
+from ..core.json_input import read_json
 from ..core.messages import Message, message_from_dict
 from ..core.turn import Turn
 from .call_marks import CallMark, decode_mark, encode_mark
@@ -197,8 +198,8 @@ class BaseStore:
                 raise ValueError(f"its body is {type(text).__name__}, not text")
             if hashlib.sha256(text.encode()).hexdigest() != r.hash:
                 raise ValueError("its content no longer matches its hash")
-            return message_from_dict(json.loads(text), r.seq - 1)
-        except (ValueError, RecursionError) as exc:  # MessageFormatError and UnicodeError too
+            return message_from_dict(read_json(text), r.seq - 1)
+        except ValueError as exc:  # JsonInputError, MessageFormatError and UnicodeError too
             raise StoreCorruptError(
                 f"{self!r}: conversation {conversation_id!r} row seq={r.seq} does not decode as a "
                 f"canonical message ({exc}); load(..., on_corrupt='skip') loads the rest, and "
@@ -255,7 +256,7 @@ class BaseStore:
         out = []
         for i, body, err, at in self._lost_turns(_check_id(conversation_id)):
             try:
-                turn = Turn.from_dict(json.loads(body))
+                turn = Turn.from_dict(read_json(body))
             except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
                 raise StoreCorruptError(
                     f"{self!r}: conversation {conversation_id!r} lost turn {i} does not decode "

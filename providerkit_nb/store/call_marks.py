@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..core.json_input import read_json
+
 __all__ = ["CallMark", "ASKING", "STARTED", "ANSWERED", "CALL_STATES", "encode_mark"]
 
 ASKING = "asking"  # saved, and a person is being asked: it has not started
@@ -53,7 +55,7 @@ def encode_mark(call_id: str, state: str, detail: dict[str, Any] | None) -> str:
 
 def decode_mark(call_id: str, state: str, detail: str, at: datetime) -> CallMark:
     """A stored row back into a mark; ValueError when its detail is not a JSON object."""
-    data = json.loads(detail) if detail else {}
+    data = read_json(detail) if detail else {}
     if not isinstance(data, dict):
         raise ValueError("its detail is not a JSON object")
     return CallMark(call_id, state, at, data)

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, message_from_dict
 from .records import ConversationMeta, StoredMessage, encode_message, now_utc
 
@@ -201,13 +202,13 @@ def _parse(f: IO[str], name: str, default_id: str, ends_with_newline: bool) -> J
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
+            obj = read_json(line)
+        except JsonInputError as exc:
             if n == last and not ends_with_newline:
                 out.torn_tail = True
                 warnings.warn(
                     f"{name}: ignoring a torn last line {n} ({len(line)} characters, no newline, "
-                    f"does not parse: {exc.msg}); it is what a crash mid-write leaves behind",
+                    f"does not parse: {exc.reason}); it is what a crash mid-write leaves behind",
                     stacklevel=3,
                 )
                 break

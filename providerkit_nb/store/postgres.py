@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from ..core.json_input import read_json
 from .base import (
     BaseStore,
     ConversationInfo,
@@ -264,7 +265,7 @@ class PostgresStore(BaseStore):
             )
             rows = cur.fetchall()
         return newest_first([
-            ConversationInfo(cid, n, at, sid, title, model, json.loads(tags) if tags else [])
+            ConversationInfo(cid, n, at, sid, title, model, read_json(tags) if tags else [])
             for cid, n, at, sid, title, model, tags in rows
         ])
 
@@ -281,7 +282,7 @@ class PostgresStore(BaseStore):
 
     @staticmethod
     def _meta_of(row: Sequence[Any] | None) -> ConversationMeta | None:
-        return None if row is None else ConversationMeta(row[0], row[1], row[2], json.loads(row[3]))
+        return None if row is None else ConversationMeta(row[0], row[1], row[2], read_json(row[3]))
 
     def _read_meta(self, conversation_id: str) -> ConversationMeta | None:
         with self._cursor("read metadata") as cur:

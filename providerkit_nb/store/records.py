@@ -8,11 +8,11 @@ imports them from here and neither imports the other's caller: the import graph 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..core.json_input import read_json
 from ..core.messages import Message, dump_message, message_from_dict
 from ..core.turn import Turn
 
@@ -81,14 +81,14 @@ class StoredMessage:
 
     @property
     def message(self) -> Message:
-        return message_from_dict(json.loads(self.json), self.seq - 1)
+        return message_from_dict(read_json(self.json), self.seq - 1)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "seq": self.seq,
             "hash": self.hash,
             "created_at": self.created_at.isoformat() if self.created_at else None,
-            "message": json.loads(self.json),
+            "message": read_json(self.json),
         }
 
 

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ..core.json_input import read_json
 from .base import (
     BaseStore,
     ConversationInfo,
@@ -454,7 +455,7 @@ class NotebookStore(BaseStore):
         for cid, n, last, meta_at, sid, title, model, tags in rows:
             at = last or meta_at
             out.append(ConversationInfo(cid, n, datetime.fromisoformat(at) if at else None,
-                                        sid, title, model, json.loads(tags) if tags else []))
+                                        sid, title, model, read_json(tags) if tags else []))
         return newest_first(out)
 
     def _delete(self, conversation_id: str) -> int:
@@ -470,7 +471,7 @@ class NotebookStore(BaseStore):
     def _meta_of(row: Sequence[Any] | None) -> ConversationMeta | None:
         if row is None:
             return None
-        return ConversationMeta(row[0], row[1], row[2], json.loads(row[3]))
+        return ConversationMeta(row[0], row[1], row[2], read_json(row[3]))
 
     _META_SQL = "SELECT session_id, title, model, tags FROM conversations WHERE id = ?"
 

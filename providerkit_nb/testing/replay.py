@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import Error
+from ..core.json_input import read_json
 
 __all__ = [
     "CassetteError",
@@ -167,7 +168,7 @@ def load_interactions(path: str | Path) -> list[Interaction]:
             body = _decode_body(body, _header(req["headers"], "content-encoding")).decode("utf-8", "replace")
         if isinstance(body, str):
             try:
-                body = json.loads(body)
+                body = read_json(body)
             except ValueError:
                 pass
         rbody = resp.get("body")

@@ -12,7 +12,15 @@ from types import ModuleType
 from typing import Any
 
 from ..core.messages import message_from_dict
-from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError, TranscriptNotFound
+from .base import (
+    Marker,
+    MultipleThreads,
+    Source,
+    Transcript,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptTruncated,
+)
 
 __all__ = [
     "FORMATS",
@@ -22,6 +30,7 @@ __all__ = [
     "Transcript",
     "TranscriptError",
     "TranscriptNotFound",
+    "TranscriptTruncated",
     "detect",
     "load",
     "format_module",
@@ -80,6 +89,7 @@ def detect(source: Any) -> str:
         tried.append(name)
         if module.detect(src, name):
             return name
+    _unreadable_json(src, None)
     hint = ""
     if src.json() is not None:
         from .provider_dialects import detect_format
@@ -117,7 +127,9 @@ def load(source: Any, *, format: str | None = None, thread: str | None = None) -
     module = format_module(name)
     try:
         t: Transcript = module.load(src, name, thread=thread)
-    except TranscriptError:
+    except TranscriptError as exc:
+        if format is not None and not isinstance(exc, MultipleThreads):
+            _unreadable_json(src, name, thread, cause=exc)
         raise
     except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
         # a damaged file that slipped past the format's own checks: still this library's error
@@ -126,6 +138,50 @@ def load(source: Any, *, format: str | None = None, thread: str | None = None) -
         ) from exc
     _check_messages(t)
     return t
+
+
+def _unreadable_json(src: Source, name: str | None, thread: str | None = None, cause: Exception | None = None) -> None:
+    """A JSON file too deep to read, or cut short, is said so (not "no known format"); a cut
+    one comes with what is whole of it, read as the format asked for or the one it looks like."""
+    if src.path is None or src.head().lstrip()[:1] not in (b"[", b"{") or src.json() is not None:
+        return
+    err = src.json_error
+    if err is None:
+        return
+    if err.too_deep:
+        raise TranscriptError(
+            f"{src.name}: {err}; no transcript nests that deep: is the file damaged?"
+        ) from cause
+    if not err.truncated:
+        return
+    from ..core.json_input import complete_elements
+
+    kept, n = complete_elements(src.path.read_text(encoding="utf-8"))
+    part = Source(kept)
+    looks = name
+    if looks is None and n:
+        try:
+            looks = detect(part)
+        except TranscriptError:
+            looks = None
+    where = f"line {err.line}, column {err.column} (char {err.pos})"
+    head = f"{src.name}: truncated: the JSON stops at {where} before the document ends (cut short, as by a crash mid-write)"
+    t: Transcript | None = None
+    if looks is not None and n:
+        try:
+            t = format_module(looks).load(part, looks, thread=thread)
+        except (TranscriptError, KeyError, TypeError, AttributeError, IndexError, ValueError):
+            t = None
+    if t is None:
+        like = f"; it looks like {looks}" if looks else ""
+        raise TranscriptTruncated(f"{head}{like}; no complete element before the cut can be read", None, looks) from cause
+    t.source = src.name
+    _check_messages(t)
+    kind = "element" if isinstance(kept, list) else "member"
+    said = (f"{head}; it looks like {looks}; read are the {n} complete top-level {kind}(s) before the cut "
+            f"({len(t.messages)} message(s)); what the cut went through is left out")
+    t.meta["truncated"] = {"line": err.line, "column": err.column, "char": err.pos, "complete": n, "text": said}
+    raise TranscriptTruncated(said + "; inspect() shows them", t, looks) from cause
 
 
 def _check_messages(t: Transcript) -> None:

@@ -9,13 +9,13 @@ reading and SQLite databases with ``mode=ro``; nothing from a source is executed
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import Error
+from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "TranscriptError",
     "TranscriptNotFound",
     "MultipleThreads",
+    "TranscriptTruncated",
     "jsonl_records",
 ]
 
@@ -39,6 +40,18 @@ class TranscriptError(Error, ValueError):
 
 class TranscriptNotFound(TranscriptError, FileNotFoundError):
     """The source path does not exist (a ``FileNotFoundError`` too, for callers that catch that)."""
+
+
+class TranscriptTruncated(TranscriptError):
+    """A JSON transcript that stops before its document ends (a crash mid-write). The message
+    says where and which format it looks like; ``transcript`` holds what is complete (only
+    whole top-level elements) as that format, or None when nothing could be read; ``inspect``
+    shows it with the cut as a finding."""
+
+    def __init__(self, message: str, transcript: Transcript | None, format: str | None) -> None:
+        super().__init__(message)
+        self.transcript = transcript
+        self.format = format
 
 
 class MultipleThreads(TranscriptError):
@@ -104,6 +117,7 @@ class Source:
         self._lines: list[Any] = []
         self._lines_done = False
         self._json_read = False
+        self.json_error: JsonInputError | None = None  # why json() is None for a JSON-looking file
 
     @property
     def name(self) -> str:
@@ -151,7 +165,7 @@ class Source:
                     if not raw:
                         continue
                     try:
-                        self._lines.append(json.loads(raw))
+                        self._lines.append(read_json(raw))
                     except ValueError:
                         continue
                     if len(self._lines) >= n:
@@ -170,8 +184,10 @@ class Source:
                 head = self.head().lstrip()
                 if head[:1] in (b"[", b"{"):
                     try:
-                        self._json = json.loads(self.path.read_text(encoding="utf-8"))
-                    except (ValueError, UnicodeDecodeError):
+                        self._json = read_json(self.path.read_text(encoding="utf-8"))
+                    except JsonInputError as exc:  # kept: a cut or too deep a file is said so
+                        self.json_error = exc
+                    except UnicodeDecodeError:
                         self._json = None
         return self._json
 
@@ -197,11 +213,12 @@ class Source:
 
 def _json_loads() -> Any:
     """orjson's parser when it is installed (the ``fast-json`` extra: large session files load
-    about 1.5x faster), else the standard library's; both raise ValueError on a bad line."""
+    about 1.5x faster), else the library's safe reader; both raise ValueError on a bad line, one
+    nested too deeply included."""
     try:
         import orjson
     except ImportError:
-        return json.loads
+        return read_json
     return orjson.loads
 
 

@@ -19,10 +19,10 @@ for a person at its end stay unanswered: export never writes a result for them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from ..core.json_input import read_json
 from ..core.messages import (
     AssistantMessage,
     ImagePart,
@@ -95,7 +95,7 @@ def _history(obj: Any, pending: Collection[str]) -> tuple[list[Message], list[st
 
 def _json_args(call: ToolCall) -> tuple[dict[str, Any] | None, str]:
     try:
-        value = json.loads(call.arguments) if call.arguments.strip() else {}
+        value = read_json(call.arguments) if call.arguments.strip() else {}
     except ValueError:
         return None, call.arguments
     return (value, call.arguments) if isinstance(value, dict) else (None, call.arguments)

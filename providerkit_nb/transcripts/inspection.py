@@ -16,13 +16,15 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
-from . import MultipleThreads, Source, Transcript, load
+from ..core.validate import DANGLING_CALL, Problem
+from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
 from .base import Marker
 from .provider_dialects import detect_format
 
 __all__ = ["inspect", "inspect_transcript", "Inspection", "detect_format"]
 
 _DANGLING_RULES = ("dangling",)  # substrings of the rule ids that name a call without result
+TRUNCATED = "source.truncated"  # the finding for a file cut short (what is whole of it was read)
 
 
 @dataclass
@@ -79,7 +81,10 @@ class Inspection:
             "thread": self.thread,
             "messages": len(self.messages),
             "skipped": dict(self.skipped),
-            "problems": [{"rule": p.rule, "index": p.index, "message": p.message} for p in self.problems],
+            "problems": [
+                {"rule": p.rule, "index": p.index, "message": p.message, "provider_wording": p.provider_wording}
+                for p in self.problems
+            ],
             "interrupted": [
                 {"id": r.id, "original_id": r.original_id, "name": r.name, "read_only": r.read_only}
                 for r in self.interrupted
@@ -102,6 +107,8 @@ class Inspection:
         for p in self.problems:
             d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
             lines.append(f"  - {d.get('rule')} at {d.get('index')}: {d.get('message')}")
+            if d.get("provider_wording"):
+                lines.append(f"    the provider says: {d.get('provider_wording')}")
         if self.skipped:
             lines.append("  skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())))
         for m in self.markers:
@@ -141,6 +148,10 @@ def inspect(
         from . import detect
 
         return Inspection(src.name, format or detect(src), [], threads=list(exc.threads))
+    except TranscriptTruncated as exc:
+        if exc.transcript is None:
+            raise
+        t = exc.transcript  # what is whole of a file cut short; the cut is one of the findings
     return inspect_transcript(t, wire=wire, is_read_only=is_read_only)
 
 
@@ -157,9 +168,13 @@ def inspect_transcript(
         is_read_only = t.read_only_tools.__contains__
     repaired = repair_history(messages, is_read_only, pending=pending)
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
+    problems = _one_finding_per_call(problems, messages)
     waiting = {p.id for p in repaired.pending}
     if waiting:
         problems = [p for p in problems if not _only_about(p, messages, waiting)]
+    cut = t.meta.get("truncated")
+    if isinstance(cut, dict):
+        problems = [*problems, Problem(TRUNCATED, len(messages), str(cut.get("text")))]
     a = analyze(messages)
     orphans = [
         m.tool_call_id for i, why in sorted(a.unmatched.items()) if why == ORPHAN
@@ -181,6 +196,33 @@ def inspect_transcript(
         warnings=list(t.warnings),
         meta=dict(t.meta),
     )
+
+
+def _one_finding_per_call(problems: list[Any], messages: list[Message]) -> list[Any]:
+    """One broken call is one finding: the generic ``dangling_call`` (it names the call and
+    what repair does) with the wire rule's provider wording attached, instead of a second
+    finding from the wire's own dangling rule about the same call."""
+    wire = [p for p in problems if p.rule != DANGLING_CALL and any(k in p.rule for k in _DANGLING_RULES)]
+    if not wire:
+        return problems
+    out: list[Any] = []
+    absorbed: set[int] = set()
+    for p in problems:
+        if p.rule == DANGLING_CALL and 0 <= p.index < len(messages):
+            m = messages[p.index]
+            calls = m.tool_calls if isinstance(m, AssistantMessage) else None
+            ids = [c.id for c in calls or () if repr(c.id) in p.message]
+            same = next((w for w in wire if w.index == p.index and ids
+                         and all(i in f"{w.message} {w.provider_wording or ''}" for i in ids)), None)
+            if same is not None:
+                absorbed.add(id(same))
+                said = same.provider_wording or same.message
+                if same.message.startswith(said):  # the wording with the ids filled in
+                    said = same.message
+                out.append(Problem(p.rule, p.index, p.message, said))
+                continue
+        out.append(p)
+    return [p for p in out if id(p) not in absorbed]
 
 
 def _only_about(p: Any, messages: list[Message], waiting: set[str]) -> bool:

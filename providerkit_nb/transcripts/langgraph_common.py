@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.json_input import read_json
 from ..core.messages import AssistantMessage, ToolMessage
 from .base import Marker, MultipleThreads, Transcript, TranscriptError
 from .langchain import CLASS_TYPES, convert
@@ -57,7 +58,7 @@ def decode(kind: str | None, blob: bytes | None, where: str) -> Any:
         return bytes(blob)
     if kind == "json":
         try:
-            return json.loads(bytes(blob))
+            return read_json(bytes(blob))
         except ValueError as exc:
             raise TranscriptError(f"{where}: not valid JSON ({exc})") from exc
     if kind == "pickle":

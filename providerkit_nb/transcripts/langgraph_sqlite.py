@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from ..core.json_input import read_json
 from .base import Source, Transcript, TranscriptError
 from .langgraph_common import Write, build, decode, pick_thread
 
@@ -84,10 +85,9 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
 
 
 def _step(metadata: Any) -> int | None:
-    import json
 
     try:
-        step = json.loads(metadata).get("step") if metadata else None
+        step = read_json(metadata).get("step") if metadata else None
     except (ValueError, AttributeError, TypeError):
         return None
     return step if isinstance(step, int) else None

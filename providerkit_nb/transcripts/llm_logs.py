@@ -18,6 +18,7 @@ import json
 import sqlite3
 from typing import Any
 
+from ..core.json_input import read_json
 from ..core.messages import (
     AssistantMessage,
     Message,
@@ -115,7 +116,7 @@ class _Pairing:
 def _payload(raw: Any, t: Transcript, pid: Any) -> dict[str, Any]:
     """A part's JSON payload; a damaged one is named in the warnings and read as empty."""
     try:
-        v = json.loads(raw) if raw else {}
+        v = read_json(raw) if raw else {}
     except (ValueError, TypeError):
         v = None
     if not isinstance(v, dict):

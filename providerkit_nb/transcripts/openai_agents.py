@@ -9,10 +9,10 @@ The database is opened read-only.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from typing import Any
 
+from ..core.json_input import read_json
 from .base import MultipleThreads, Source, Transcript, TranscriptError
 from .responses_items import ItemReader
 
@@ -79,7 +79,7 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
         for row_id, data in rows:
             place = f"{table} row {row_id}"
             try:
-                item = json.loads(data)
+                item = read_json(data)
             except (TypeError, ValueError) as exc:
                 t.skip("malformed_row")
                 t.warnings.append(f"{source.name}: {place} is not valid JSON ({exc}); skipped")

@@ -152,6 +152,8 @@ def test_results_are_turned_into_text() -> None:
         ("grep", "{}", "unknown_tool", ["no tool named 'grep'", "Available tools: search, write_file"]),
         ("search", '{"query": "x"', "invalid_json", ["not valid JSON", "did not run", "Call it again"]),
         ("search", '["x"]', "invalid_json", ["must be a JSON object, not list", "did not run"]),
+        # a model's arguments nested beyond reading are bad JSON too, never a RecursionError
+        ("search", '{"query": ' + "[" * 5000 + "]" * 5000 + "}", "invalid_json", ["nested too deeply", "did not run"]),
         ("search", "{}", "invalid_input", ["$: missing required property 'query'", "Fix the arguments"]),
         ("search", '{"query": 3}', "invalid_input", ["$.query: expected string, got integer"]),
         ("search", '{"query": "x", "limit": true}', "invalid_input", ["$.limit: expected integer, got boolean"]),

@@ -40,7 +40,8 @@ def answer_with_usage(text: str, prompt: int, completion: int, cached: int = 0) 
 
 
 def convo(server: ChatServer, cid: str = "c", store: Any = None, **kw: Any) -> pk.Conversation:
-    provider = pk.openai(model="gpt-5", base_url=server.base_url, api_key="sk-test")
+    # the local server stands in for OpenAI's own (a base_url elsewhere is otherwise a compatible server)
+    provider = pk.openai(model="gpt-5", base_url=server.base_url, api_key="sk-test", id="openai")
     return pk.Conversation(store or pk.MemoryStore(), cid, provider, system="Be terse.", display=False, **kw)
 
 

@@ -62,3 +62,71 @@ def test_every_wire_constructor_takes_the_same_keywords() -> None:
     want = ["model", "api_key", "base_url", "headers", "timeout", "transport"]
     for ctor in (pk.openai, pk.responses, pk.anthropic, pk.gemini):
         assert list(inspect.signature(ctor).parameters)[:6] == want
+
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"],
+          "additionalProperties": False}
+CHAT_SSE = (
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"local","choices":[{"index":0,'
+    b'"delta":{"role":"assistant","content":"{\\"name\\": \\"Ada\\"}"},"finish_reason":null}]}\n\n'
+    b'data: {"id":"c1","object":"chat.completion.chunk","model":"local","choices":[{"index":0,'
+    b'"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+)
+
+
+def test_openai_pointed_at_a_local_server_is_a_compatible_server_without_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from local_server import LocalServer
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with LocalServer() as srv:
+        srv.answer(200, CHAT_SSE)
+        p = pk.openai(model="local", base_url=srv.url + "/v1")  # no key, none in the environment
+        turn = pk.collect_turn(p.create_stream([pk.UserMessage("Who wrote the first program?")], json=PERSON))
+        assert turn.message.content == '{"name": "Ada"}'
+        path, headers, raw = srv.requests[0]
+    body = __import__("json").loads(raw)
+    assert path == "/v1/chat/completions"
+    assert "authorization" not in {k.lower() for k in headers}
+    assert "prompt_cache_key" not in body  # an OpenAI-only field
+    assert body["response_format"] == {"type": "json_object"}
+    assert body["messages"][-1]["role"] == "system" and '"required":["name"]' in body["messages"][-1]["content"]
+
+
+def test_openai_on_another_remote_host_is_compatible_but_still_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    from providerkit_nb.providers.base import CallOptions
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
+        pk.openai(model="m", base_url="https://llm.example.com/v1")
+    p = pk.openai(model="m", base_url="https://llm.example.com/v1", api_key="k")
+    body = p.build_request([pk.UserMessage("hi")], None, CallOptions(json=PERSON, max_tokens=5), stream=True).body
+    assert "prompt_cache_key" not in body and body["response_format"] == {"type": "json_object"}
+    assert body["max_tokens"] == 5 and "max_completion_tokens" not in body
+    # told otherwise: the OpenAI behaviour on another host (a proxy in front of OpenAI)
+    told = pk.openai(model="m", base_url="https://proxy.example.com/v1", api_key="k", id="openai")
+    body = told.build_request([pk.UserMessage("hi")], None, CallOptions(json=PERSON), stream=True).body
+    assert body["response_format"]["type"] == "json_schema" and "prompt_cache_key" in body
+    # OpenAI's own host keeps OpenAI's behaviour
+    own = pk.openai(model="m", base_url="https://api.openai.com/v1", api_key="k")
+    body = own.build_request([pk.UserMessage("hi")], None, CallOptions(json=PERSON), stream=True).body
+    assert body["response_format"]["type"] == "json_schema" and "prompt_cache_key" in body
+
+
+def test_the_missing_key_error_points_to_what_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ProviderError) as e:
+        pk.openai(model="gpt-5-mini")
+    for name in ("ollama", "vllm", "lmstudio", "localhost", "127.0.0.1"):
+        assert name in e.value.message
+    for url in ("http://localhost:8080/v1", "http://127.0.0.1:9/v1", "http://[::1]:9/v1"):
+        assert pk.openai(model="m", base_url=url).id == "openai-compatible"
+    # a server on this machine needs no key on any wire (a local proxy of Anthropic or Gemini)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    for var in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    assert pk.anthropic(model="m", base_url="http://127.0.0.1:9").id == "anthropic"
+    assert pk.gemini(model="m", base_url="http://localhost:9").id == "gemini"
+    with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY"):
+        pk.anthropic(model="m", base_url="https://anthropic-proxy.example.com")

@@ -103,11 +103,71 @@ def test_responses_text_format() -> None:
     }
     assert body(p, json=LOOSE)["text"]["format"]["strict"] is False
     assert body(p, json="object")["text"] == {"format": {"type": "json_object"}}
+    assert body(p, json="object")["input"][-1]["role"] == "developer"  # JSON mode needs the word JSON
     b = body(p, TOOLS, json=PERSON, json_with_tools="prompt")
     assert "text" not in b
     assert b["input"][-1] == {"type": "message", "role": "developer",
                               "content": [{"type": "input_text", "text": schema_prompt(PERSON)}]}
     assert b["instructions"] == "You are terse."  # the cached instructions are untouched
+
+
+# --------------------------------------------------------------------------- both OpenAI wires
+
+
+def _read_by_the_model(b: dict[str, Any]) -> str:
+    """Every text the model reads in a Chat or Responses body (instructions, messages, items)."""
+    parts = [b.get("instructions") or ""]
+    for m in b.get("messages") or b.get("input") or []:
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(c.get("text", "") for c in content if isinstance(c, dict))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize(
+    "provider",
+    [
+        ResponsesProvider(model="gpt-5", api_key="k"),
+        OpenAIChatProvider(model="gpt-5", api_key="k"),
+        OpenAIChatProvider(model="deepseek-chat", api_key="k", id="deepseek"),
+    ],
+    ids=["responses", "chat-openai", "chat-compatible"],
+)
+def test_json_mode_always_says_json_where_the_model_reads_it(provider: WireProvider) -> None:
+    # OpenAI refuses JSON mode unless the word JSON is in what the model reads
+    b = body(provider, json="object")
+    assert "JSON" not in json.dumps(HISTORY[0].content) + json.dumps(HISTORY[1].content)
+    fmt = b.get("response_format") or b["text"]["format"]
+    assert fmt == {"type": "json_object"}
+    assert "JSON" in _read_by_the_model(b)
+    assert _read_by_the_model(b).endswith("Respond with a single JSON object. No prose, no code fence.\n"
+                                          "Write a line break inside a string value as \\n. "
+                                          "A real line break there is invalid JSON.")
+
+
+FREE_FORM_INSIDE = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "meta": {"type": "object"}},
+    "required": ["name", "meta"],
+    "additionalProperties": False,
+}
+
+
+def test_a_nested_free_form_object_is_not_strict_on_either_wire() -> None:
+    # OpenAI's strict mode wants additionalProperties:false on every object, a free-form one too
+    chat = body(OpenAIChatProvider(model="gpt-5", api_key="k"), json=FREE_FORM_INSIDE)
+    assert chat["response_format"]["json_schema"]["strict"] is False
+    resp = body(ResponsesProvider(model="gpt-5", api_key="k"), json=FREE_FORM_INSIDE)
+    assert resp["text"]["format"]["strict"] is False
+    tool = ToolDefinition("save", "Save a record", FREE_FORM_INSIDE)
+    resp_tools = body(ResponsesProvider(model="gpt-5", api_key="k"), [tool])
+    assert resp_tools["tools"][0]["strict"] is False
+    closed = {**FREE_FORM_INSIDE, "properties": {"name": {"type": "string"}, "meta": {
+        "type": "object", "properties": {}, "additionalProperties": False}}}
+    assert body(OpenAIChatProvider(model="gpt-5", api_key="k"), json=closed)["response_format"]["json_schema"]["strict"] is True
+    assert body(ResponsesProvider(model="gpt-5", api_key="k"), [ToolDefinition("save", "", closed)])["tools"][0]["strict"] is True
 
 
 # --------------------------------------------------------------------------- Anthropic

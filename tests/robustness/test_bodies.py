@@ -56,7 +56,7 @@ def test_a_damaged_gzip_body_is_a_provider_error_over_requests() -> None:
     with LocalServer() as srv:
         srv.answer(200, _damaged_gzip(), content_type="text/event-stream", seed=3, max_piece=50,
                    headers={"content-encoding": "gzip"})
-        p = pk.openai(model="m", api_key=KEY, base_url=srv.url + "/v1", transport="requests")
+        p = pk.openai(model="m", api_key=KEY, base_url=srv.url + "/v1", transport="requests", id="openai")
         with pytest.raises(ProviderError) as ei:
             _outcome(p)
     assert ei.value.provider == "openai" and ei.value.message

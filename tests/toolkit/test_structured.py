@@ -147,6 +147,10 @@ def test_the_package_never_imports_pydantic() -> None:
         ({"$ref": "#/$defs/x"}, False),
         ({"allOf": [PERSON]}, False),
         ({"type": "string"}, True),
+        ({"type": "object"}, False),  # free-form: OpenAI's strict mode refuses it
+        ({"type": "object", "properties": {"meta": {"type": "object"}}, "required": ["meta"],
+          "additionalProperties": False}, False),
+        ({"type": "object", "properties": {}, "additionalProperties": False}, True),
         ("not a schema", False),
     ],
 )

@@ -198,7 +198,11 @@ def test_the_constructed_killed_session_dangles_on_the_call_with_no_result_line(
     missing = set(_calls(raw)) - {r["tool_use_id"] for r in _results(raw)}
     report = pk.inspect(FIXTURES / "claude_code_killed_mid_tool.jsonl")
     assert [r.original_id for r in report.interrupted] == sorted(missing)
-    assert {p.rule for p in report.problems} == {"dangling_call", "anthropic.dangling_tool_use"}
+    # one broken call, one finding, with the provider's wording attached
+    assert [p.rule for p in report.problems] == ["dangling_call"] * len(missing)
+    for p in report.problems:
+        assert p.provider_wording.startswith("messages.1: `tool_use` ids were found without `tool_result` blocks")
+        assert all(m in p.provider_wording for m in missing)
     assert pk.validate_history(report.repaired.messages, wire="anthropic") == []
 
 

@@ -4,6 +4,7 @@ the JSON shape the issue fixes, the HTML report, and the repaired file importing
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import subprocess
 import sys
@@ -42,7 +43,7 @@ def test_problems_exit_1_and_the_json_has_exactly_the_issue_shape():
     assert out["format"] == "openai_agents" and out["thread"] == "weather-broken"
     assert out["source"] == str(db)
     assert isinstance(out["messages"], int) and out["messages"] > 0
-    assert all(set(p) == {"rule", "index", "message"} for p in out["problems"])
+    assert all(set(p) == {"rule", "index", "message", "provider_wording"} for p in out["problems"])
     assert [set(i) for i in out["interrupted"]] == [{"id", "original_id", "name", "read_only"}]
     assert out["interrupted"][0]["original_id"] == "call_get_weather_1"
     assert out["orphans"] == ["call_lookup_9"]
@@ -118,3 +119,29 @@ def test_repair_refuses_to_write_in_place(tmp_path):
     r = run("repair", src, "-o", src)
     assert r.returncode == 2 and "in place" in r.stderr
     assert src.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "call_id", "wording"),
+    [
+        ("claude_code_killed_mid_tool.jsonl", "toolu_02Lint", "`tool_use` ids were found without `tool_result` blocks"),
+        ("codex_turn_aborted.jsonl", "call_slow_1", "No tool output found for function call call_slow_1."),
+    ],
+)
+def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(tmp_path, name, call_id, wording):
+    # the generic rule and the wire's own dangling rule describe the same broken call
+    src = FIXTURES / name
+    html_out = tmp_path / "report.html"
+    r = run("inspect", src, "--html", html_out)
+    assert r.returncode == 1, r.stderr
+    assert "1 problem(s)" in r.stdout and r.stdout.count(call_id + "'") == 1
+    assert "dangling_tool_use" not in r.stdout and "dangling_function_call" not in r.stdout
+    assert "the provider says: " in r.stdout and wording in r.stdout
+    out = json.loads(run("inspect", src, "--json").stdout)
+    assert [p["rule"] for p in out["problems"]] == ["dangling_call"]
+    assert call_id in out["problems"][0]["message"] and wording in out["problems"][0]["provider_wording"]
+    page = html_out.read_text(encoding="utf-8")
+    assert page.count("<td>dangling_call</td>") == 1 and "dangling_tool_use" not in page
+    assert "dangling_function_call" not in page and html.escape(wording, quote=False) in page
+    view = pk.inspect(src).view  # the widget reads the same Inspection
+    assert view.problems_html.value.count("<li>") == 1 and "provider would say" in view.problems_html.value

@@ -80,8 +80,10 @@ def test_an_output_cut_out_dangles_under_its_call_id(codex, tmp_path, victim_typ
         and x["payload"].get("type") == victim_type and x["payload"].get("call_id") == victim)
     report = pk.inspect(variant)
     assert [r.original_id for r in report.interrupted] == [victim]
-    assert {p.rule for p in report.problems} == {"dangling_call", "responses.dangling_function_call"}
-    assert all(victim in p.message for p in report.problems)
+    # one broken call, one finding, with the provider's wording attached
+    assert [p.rule for p in report.problems] == ["dangling_call"]
+    assert victim in report.problems[0].message
+    assert report.problems[0].provider_wording == f"No tool output found for function call {victim}."
     assert pk.validate_history(report.repaired.messages, wire="responses") == []
 
 

@@ -14,8 +14,10 @@ HISTORY = [{"role": "user", "content": "hi"}]
 
 
 def chat(server, *behaviours, **kw):
-    """A real OpenAI Chat adapter pointed at a fresh scenario on the test server."""
+    """A real OpenAI Chat adapter pointed at a fresh scenario on the test server, which stands
+    in for OpenAI's own (id="openai": a base_url elsewhere is otherwise a compatible server)."""
     kw.setdefault("api_key", "sk-test-0000")
+    kw.setdefault("id", "openai")
     return pk.openai(model="gpt-test", base_url=server.url(*behaviours), **kw)
 
 

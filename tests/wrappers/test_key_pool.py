@@ -28,7 +28,7 @@ def pool(server, behaviour, keys, paid_key=None, **kw):
     base_url = server.url(behaviour)
 
     def factory(**k):
-        return pk.openai(model="gpt-test", base_url=base_url, **k)
+        return pk.openai(model="gpt-test", base_url=base_url, id="openai", **k)  # stands in for OpenAI
 
     return pk.with_key_pool(factory, keys, paid_key, **kw), base_url
 

@@ -180,3 +180,33 @@ def test_bad_settings_are_refused():
         pk.with_retry(p, attempts=0)
     with pytest.raises(ValueError, match="base"):
         pk.with_retry(p, base=-1)
+
+
+class _CallerBug(Exception):
+    pass
+
+
+@pytest.mark.parametrize("wire", sorted(WIRES))
+@pytest.mark.parametrize("on_call", [2, 4], ids=["first-body-read", "mid-stream"])
+@pytest.mark.parametrize("error", [AttributeError, _CallerBug])
+def test_a_raising_on_activity_callback_comes_out_as_it_is_and_is_never_retried(server, wire, on_call, error):
+    # the callback runs inside the body reads, i.e. inside the parser guard: its exception is
+    # the caller's bug, not a garbled response, so it is neither "overload" nor retried
+    inner = WIRES[wire](server, Ok(pieces=6), Ok(pieces=6))
+    raised: list[BaseException] = []
+    calls = [0]
+
+    def on_activity() -> None:
+        calls[0] += 1
+        if calls[0] == on_call:  # call 1 is the headers; later ones are body reads
+            exc = error("the caller's own bug")
+            raised.append(exc)
+            raise exc
+
+    p = pk.with_retry(inner, sleep=lambda s: None)
+    with pytest.raises(error) as ei:
+        pk.collect_turn(p.create_stream(HISTORY, on_activity=on_activity))
+    assert ei.value is raised[0]
+    assert not isinstance(ei.value, pk.ProviderError)
+    assert len(server.requests_for(inner.base_url)) == 1
+    p.close()

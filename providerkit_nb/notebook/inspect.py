@@ -18,6 +18,7 @@ from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
 from ..transcripts import MultipleThreads, Source, Transcript, load
 from ..transcripts.base import Marker
+from ..transcripts.resume_findings import abandoned_calls
 from ..transcripts.provider_dialects import detect_format
 
 __all__ = ["inspect", "Inspection", "detect_format", "load_transcript"]
@@ -46,6 +47,8 @@ class Inspection:
     orphans: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # calls the tool's own resume hid or answered with its placeholder (transcripts.resume_findings)
+    abandoned: list[Any] = field(default_factory=list)
     _view: Any = None
 
     @property
@@ -64,7 +67,7 @@ class Inspection:
 
     @property
     def valid(self) -> bool:
-        return not self.problems and not self.needs_thread
+        return not self.problems and not self.abandoned and not self.needs_thread
 
     @property
     def view(self) -> Any:
@@ -72,6 +75,14 @@ class Inspection:
             from .widgets import HistoryView
 
             self._view = HistoryView(self.messages, problems=self.problems, title=self._title())
+            if self.abandoned:
+                import ipywidgets as w
+
+                from .report import abandoned_html
+
+                self._view.abandoned_html = w.HTML(value=abandoned_html(self.abandoned))
+                self._view.root.children = (self._view.root.children[0], self._view.abandoned_html,
+                                            *self._view.root.children[1:])
         return self._view
 
     def _title(self) -> str:
@@ -116,6 +127,7 @@ class Inspection:
             "orphans": list(self.orphans),
             "pending_approval": list(self.pending_approval),
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
+            "abandoned": [a.to_dict() for a in self.abandoned],
         }
 
     def report_html(self) -> str:
@@ -123,14 +135,16 @@ class Inspection:
         from .report import report_html
 
         return report_html(
-            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
+            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title(),
+            abandoned=self.abandoned,
         )
 
     def write_html(self, path: str | Path) -> Path:
         from .report import write_report
 
         return write_report(
-            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
+            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title(),
+            abandoned=self.abandoned,
         )
 
     def _ipython_display_(self) -> None:
@@ -147,7 +161,11 @@ class Inspection:
         lines = [
             f"{self.source}: {self.format}{where}, {len(self.messages)} messages, "
             f"{len(self.problems)} problem(s)"
+            + (f", {len(self.abandoned)} call(s) its own resume abandoned" if self.abandoned else "")
         ]
+        for a in self.abandoned:
+            lines.append(f"  abandoned by {a.agent}'s resume: {a.name or '?'} {a.call_id or '(never written)'}"
+                         f"{' ' + a.arguments if a.arguments else ''}: {a.what}")
         for p in self.problems:
             d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
             lines.append(f"  - {d.get('rule')} at {d.get('index')}: {d.get('message')}")
@@ -236,6 +254,7 @@ def inspect_transcript(
         orphans=orphans,
         warnings=list(t.warnings),
         meta=dict(t.meta),
+        abandoned=abandoned_calls(t),
     )
 
 

@@ -213,7 +213,8 @@ def model_requests(server: ScriptedServer) -> list[dict[str, Any]]:
 def _copy_session(agent: Agent, dest: Path, stem: str) -> list[str]:
     dest.mkdir(parents=True, exist_ok=True)
     written = []
-    for f in agent.session_files():
+    files = agent.session_files()
+    for k, f in enumerate(files):
         if agent.tool == "opencode":
             import sqlite3
 
@@ -226,7 +227,8 @@ def _copy_session(agent: Agent, dest: Path, stem: str) -> list[str]:
                 dst.execute("vacuum")
             written.append(target.name)
         else:
-            target = dest / f"{stem}{''.join(f.suffixes[-1:])}"
+            # a tool that starts a new file on resume (Gemini CLI may) gets one fixture per file
+            target = dest / f"{stem}{'' if k == len(files) - 1 else f'-{k + 1}'}{''.join(f.suffixes[-1:])}"
             shutil.copyfile(f, target)
             written.append(target.name)
     return written

@@ -144,7 +144,7 @@ class ScriptedServer:
         )
         tool = self._decide(offered, answered)
         n = self._next_id()
-        mid = f"msg_scripted{n:04d}"
+        mid = f"msg_{self.id_prefix}{n:04d}"
         model = body.get("model") or "claude-scripted"
         usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         if tool:

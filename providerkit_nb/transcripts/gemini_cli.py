@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
 from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
-from .resume_findings import GEMINI_CLI, AbandonedCall
+from .resume_findings import GEMINI_CLI, GEMINI_CLI_DROPPED, AbandonedCall
 
 # Gemini CLI's built-in tools that only read
 READ_ONLY_TOOLS = frozenset({
@@ -54,13 +54,20 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
             t.meta[key] = state[key]
     if thread is not None and t.thread is not None and thread != t.thread:
         raise TranscriptError(f"{source.name}: holds session {t.thread}, not {thread!r}")
-    _convert(t, [m for m in state.get("messages") or [] if isinstance(m, dict)])
+    final = [m for m in state.get("messages") or [] if isinstance(m, dict)]
+    _convert(t, final)
+    kept = {m.get("id") for m in final}
+    for mid in state.get("_empty_turns", ()):
+        if mid not in kept:  # its own resume rewrote the messages without it
+            t.markers.append(Marker("empty_turn_dropped", None, f"empty model turn {mid} dropped by a resume"))
+            t.abandoned.append(AbandonedCall("gemini_cli", None, None, None, GEMINI_CLI_DROPPED))
     return t
 
 
 def _replay(source: Source, t: Transcript) -> dict[str, Any]:
     """The session object the log ends with."""
     state: dict[str, Any] = {"messages": []}
+    empty: list[str] = []  # ids of the empty model turns the log ever held
     where: dict[str, int] = {}
     headers = 0
     for n, obj in jsonl_records(source, t):
@@ -79,6 +86,8 @@ def _replay(source: Source, t: Transcript) -> dict[str, Any]:
             state.update({k: v for k, v in obj.items() if k != "messages"})
         elif isinstance(obj.get("type"), str) and "id" in obj:
             mid = obj.get("id")
+            if obj.get("type") == "gemini" and not _text(obj.get("content")) and not obj.get("toolCalls"):
+                empty.append(str(mid))
             if isinstance(mid, str) and mid in where:
                 state["messages"][where[mid]] = obj
             else:
@@ -92,7 +101,7 @@ def _replay(source: Source, t: Transcript) -> dict[str, Any]:
         raise TranscriptError(f"{source.name}: no Gemini CLI session header (sessionId, projectHash)")
     if headers > 1:
         t.meta["resumes"] = headers - 1
-    return state
+    return {**state, "_empty_turns": empty}
 
 
 def _text(content: Any) -> str:

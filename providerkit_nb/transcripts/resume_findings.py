@@ -39,6 +39,10 @@ GEMINI_CLI = (
     "empty model turn: Gemini CLI writes a call only once it has finished, so the call the model asked for "
     "here (and whatever it did) is lost; its own resume sends the history without it"
 )
+GEMINI_CLI_DROPPED = (
+    "an empty model turn (where Gemini CLI lost a call it never wrote down) was dropped by its own resume: "
+    "the resumed conversation does not show that the model asked for anything, nor what it may have run"
+)
 
 
 @dataclass(slots=True)

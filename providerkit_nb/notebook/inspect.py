@@ -18,8 +18,8 @@ from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
 from ..transcripts import MultipleThreads, Source, Transcript, load
 from ..transcripts.base import Marker
-from ..transcripts.resume_findings import abandoned_calls
 from ..transcripts.provider_dialects import detect_format
+from ..transcripts.resume_findings import abandoned_calls
 
 __all__ = ["inspect", "Inspection", "detect_format", "load_transcript"]
 

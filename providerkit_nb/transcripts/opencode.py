@@ -205,7 +205,7 @@ def _assistant(t: Transcript, out: list[Message], ps: list[dict[str, Any]]) -> N
             elif kind == "reasoning" and isinstance(p.get("text"), str):
                 reasoning.append(p["text"])
             elif kind == "tool":
-                state = p.get("state") if isinstance(p.get("state"), dict) else {}
+                state: dict[str, Any] = p["state"] if isinstance(p.get("state"), dict) else {}
                 cid, name = p.get("callID"), p.get("tool")
                 if not isinstance(cid, str) or not isinstance(name, str):
                     t.skip("part:tool:malformed")

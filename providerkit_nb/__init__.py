@@ -134,6 +134,8 @@ _LAZY: dict[str, str] = {
     "TranscriptError": "providerkit_nb.transcripts.base",
     "simulate": "providerkit_nb.simulate",
     "export": "providerkit_nb.transcripts.export",
+    "write_session": "providerkit_nb.transcripts.writeback",
+    "AbandonedCall": "providerkit_nb.transcripts.resume_findings",
 }
 
 __all__ = [

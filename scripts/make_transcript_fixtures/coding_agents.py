@@ -106,16 +106,17 @@ class Agent:
     def env(self, url: str) -> dict[str, str]:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home), "LANG": "C.UTF-8",
                "TERM": "dumb", "NO_COLOR": "1"}
-        for k in ("npm_config_registry", "NPM_CONFIG_REGISTRY", "npm_config_cache"):
-            if k in os.environ:
-                env[k] = os.environ[k]
         if self.tool == "claude_code":
             env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-local-fake-key",
                        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
         elif self.tool == "codex":
             env.update(CODEX_HOME=str(self.home / ".codex"), LOCAL_API_KEY="local-fake-key")
         elif self.tool == "opencode":
-            env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_SHARE="1")
+            # It looks its plugin up in the npm registry on start; a closed local port keeps the run
+            # offline (it goes on without the lookup).
+            env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_SHARE="1",
+                       npm_config_registry="http://127.0.0.1:9/", NPM_CONFIG_REGISTRY="http://127.0.0.1:9/",
+                       npm_config_fetch_retries="0", npm_config_offline="true")
         elif self.tool == "gemini_cli":
             env.update(GOOGLE_GEMINI_BASE_URL=url, GEMINI_API_KEY="local-fake-key",
                        GEMINI_CLI_TRUST_WORKSPACE="true")

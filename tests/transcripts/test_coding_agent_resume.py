@@ -143,3 +143,11 @@ def test_repair_codex_rollout(tmp_path: Path) -> None:
 def test_repair_refuses_another_tools_session() -> None:
     out = _cli("repair", str(CODEX / "killed_mid_tool.jsonl"), "--to", "claude_code")
     assert out.returncode == 2 and "codex" in out.stderr
+
+
+def test_the_widget_shows_the_abandoned_calls() -> None:
+    r = inspect(CODEX / "killed_mid_tool.jsonl")
+    (a,) = r.abandoned
+    shown = [c.value for c in r.view.root.children if "pk-abandoned" in str(getattr(c, "value", ""))]
+    assert len(shown) == 1 and a.call_id in shown[0]
+    assert "echo done &gt; marker" in shown[0] and "done > marker" not in shown[0]  # escaped

@@ -235,6 +235,29 @@ def _copy_session(agent: Agent, dest: Path, stem: str) -> list[str]:
     return written
 
 
+NEUTRAL_ROOT = "/home/user/work"  # what the fixtures show instead of the throwaway folder they ran in
+
+
+def scrub(dest: Path, work: Path) -> None:
+    """Replace the throwaway folder's path in every written file (JSON text and SQLite text
+    columns alike) by ``NEUTRAL_ROOT``, so the fixtures carry no path of the machine that made them."""
+    import sqlite3
+
+    old = str(work.resolve())
+    for f in dest.iterdir():
+        if f.suffix == ".db":
+            with sqlite3.connect(f) as c:
+                for (table,) in c.execute("select name from sqlite_master where type='table'").fetchall():
+                    for col in [r[1] for r in c.execute(f'pragma table_info("{table}")') if r[2].lower() == "text"]:
+                        c.execute(f'update "{table}" set "{col}" = replace("{col}", ?, ?) where "{col}" like ?',
+                                  (old, NEUTRAL_ROOT, f"%{old}%"))
+            with sqlite3.connect(f) as c:
+                c.execute("vacuum")
+        else:
+            text = f.read_text(encoding="utf-8")
+            f.write_text(text.replace(old, NEUTRAL_ROOT).replace(json.dumps(old)[1:-1], NEUTRAL_ROOT), encoding="utf-8")
+
+
 def make(tool: str, bin_dir: Path, work: Path) -> dict[str, Any]:
     agent = Agent(tool, work / tool)
     shutil.rmtree(agent.root, ignore_errors=True)
@@ -250,6 +273,7 @@ def make(tool: str, bin_dir: Path, work: Path) -> dict[str, Any]:
         sent = model_requests(server)
     (dest / "resume_request.json").write_text(
         json.dumps(sent[-1]["body"] if sent else None, indent=1, ensure_ascii=False) + "\n")
+    scrub(dest, work)
     return {"tool": tool, "version": version(tool), "killed": killed, "after_own_resume": after,
             "resume_exit": done.returncode, "resume_requests": len(sent)}
 

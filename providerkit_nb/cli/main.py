@@ -34,15 +34,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Exit status: 0 valid as read, 1 had problems (repaired file written), 2 error.",
     )
     fp.add_argument("source", help="a transcript file, session database or DSN")
-    fp.add_argument("-o", "--output", required=True, metavar="OUT", help="the JSONL file to write")
+    fp.add_argument("-o", "--output", metavar="OUT", help="the JSONL file to write (not with a coding agent's --to)")
     fp.add_argument("--format", help="the source format, instead of detecting it")
     fp.add_argument("--thread", help="the thread / session to read from a source that holds several")
     fp.add_argument(
         "--to",
-        choices=("canonical", "pydantic_ai", "langchain", "responses"),
+        choices=("canonical", "pydantic_ai", "langchain", "responses", "claude_code", "codex", "opencode"),
         default="canonical",
-        help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses)",
+        help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses), "
+        "or a new session of the coding agent that wrote it, beside the original (claude_code, codex, opencode)",
     )
+    fp.add_argument("--read-only", metavar="TOOL,...",
+                    help="the tools that only read (default: the coding agent's own read-only tools)")
     args = parser.parse_args(argv)
     if args.command in ("inspect", "repair"):
         from . import transcripts as transcript_cli
@@ -51,6 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return transcript_cli.inspect_command(
                 args.source, format=args.format, thread=args.thread, wire=args.wire, as_json=args.json, html=args.html
             )
+        if args.to in ("claude_code", "codex", "opencode"):
+            return transcript_cli.repair_session_command(
+                args.source, args.to, format=args.format, thread=args.thread,
+                read_only=args.read_only.split(",") if args.read_only is not None else None,
+            )
+        if not args.output:
+            parser.error("repair needs -o/--output (or --to claude_code|codex|opencode)")
         return transcript_cli.repair_command(
             args.source, args.output, format=args.format, thread=args.thread, to=args.to
         )

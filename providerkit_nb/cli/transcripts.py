@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["inspect_command", "repair_command"]
+__all__ = ["inspect_command", "repair_command", "repair_session_command"]
 
 VALID, PROBLEMS, USAGE = 0, 1, 2
 
@@ -62,7 +62,7 @@ def inspect_command(
         from ..viewer.report import write_report
 
         repaired = report.repaired or Repaired(list(report.messages))
-        write_report(html, report.messages, repaired, report.problems, title=report.title)
+        write_report(html, report.messages, repaired, report.problems, title=report.title, abandoned=report.abandoned)
     if as_json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:
@@ -111,3 +111,27 @@ def _same_file(a: str, b: str) -> bool:
     except OSError:
         pass
     return pa.resolve() == pb.resolve()
+
+
+def repair_session_command(
+    source: str, to: str, *, format: str | None = None, thread: str | None = None, read_only: list[str] | None = None
+) -> int:
+    """Write the repaired session back as a new session of the coding agent ``to`` (never in place)."""
+    report = _inspect(source, format, thread, None)
+    if isinstance(report, int):
+        return report
+    from ..transcripts import TranscriptError
+    from ..transcripts.writeback import write_session
+
+    try:
+        written = write_session(report, to, read_only=[t.strip() for t in read_only if t.strip()] if read_only is not None else None)
+    except (TranscriptError, ValueError) as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"{source}: cannot write the new session ({exc.strerror or exc})")
+    print(
+        f"{source}: {report.format}, {len(report.messages)} messages, {len(report.problems)} problem(s), "
+        f"{len(report.abandoned)} call(s) its own resume abandoned; wrote session {written.session_id} "
+        f"to {written.path}, answering {len(written.answered)} call(s): {', '.join(written.answered) or 'none'}"
+    )
+    return VALID if report.valid else PROBLEMS

@@ -24,6 +24,14 @@ class Inspection(_analysis.Inspection):
             from .widgets import HistoryView
 
             self._view = HistoryView(self.messages, problems=self.problems, title=self.title)
+            if self.abandoned:
+                import ipywidgets as w
+
+                from ..viewer.report import abandoned_html
+
+                self._view.abandoned_html = w.HTML(value=abandoned_html(self.abandoned))
+                self._view.root.children = (self._view.root.children[0], self._view.abandoned_html,
+                                            *self._view.root.children[1:])
         return self._view
 
     def problems_frame(self) -> Any:
@@ -52,14 +60,16 @@ class Inspection(_analysis.Inspection):
         from ..viewer.report import report_html
 
         return report_html(
-            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title
+            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title,
+            abandoned=self.abandoned,
         )
 
     def write_html(self, path: str | Path) -> Path:
         from ..viewer.report import write_report
 
         return write_report(
-            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title
+            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title,
+            abandoned=self.abandoned,
         )
 
     def _ipython_display_(self) -> None:

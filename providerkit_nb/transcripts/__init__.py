@@ -43,6 +43,9 @@ FORMATS: dict[str, str] = {
     "codex": ".codex",
     "openai_agents": ".openai_agents",
     "vercel_ui": ".vercel_ui",
+    # coding agents
+    "opencode": ".opencode",
+    "gemini_cli": ".gemini_cli",
     # part 2
     "pydantic_ai": ".pydantic_ai",
     "langchain": ".langchain",

@@ -95,6 +95,8 @@ class Transcript:
     warnings: list[str] = field(default_factory=list)  # e.g. one malformed line, not fatal
     # tools the source itself knows change nothing (so an interrupted call is safe to repeat)
     read_only_tools: frozenset[str] = frozenset()
+    # calls the tool's own resume hides or answers with its placeholder (resume_findings.AbandonedCall)
+    abandoned: list[Any] = field(default_factory=list)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n

@@ -52,9 +52,16 @@ def export(
     """``messages`` (canonical messages or dicts, a ``Repaired``, or an Inspection, whose
     repaired history is taken) as the named framework's JSON-ready list.
 
+    ``claude_code``, ``codex`` or ``opencode`` (with an Inspection of such a session) write a
+    repaired session beside the original and return a ``writeback.WrittenSession`` instead.
+
     Raises ``ValueError`` for an unknown format or a history that still has breaks (calls
     without results other than ``pending`` ones at its end, results without calls, reused ids).
     """
+    if format in ("claude_code", "codex", "opencode"):  # a new session of the coding agent, beside the original
+        from .writeback import write_session
+
+        return write_session(messages, format)  # type: ignore[return-value]
     msgs, pending = _history(messages, pending)
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; one of {', '.join(EXPORT_FORMATS)}")

@@ -20,6 +20,7 @@ from ..core.validate import DANGLING_CALL, Problem
 from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
 from .base import Marker
 from .provider_dialects import detect_format
+from .resume_findings import abandoned_calls
 
 __all__ = ["inspect", "inspect_transcript", "Inspection", "detect_format"]
 
@@ -48,6 +49,8 @@ class Inspection:
     orphans: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # calls the tool's own resume hid or answered with its placeholder (transcripts.resume_findings)
+    abandoned: list[Any] = field(default_factory=list)
 
     @property
     def path(self) -> str:
@@ -65,7 +68,7 @@ class Inspection:
 
     @property
     def valid(self) -> bool:
-        return not self.problems and not self.needs_thread
+        return not self.problems and not self.abandoned and not self.needs_thread
 
     @property
     def title(self) -> str:
@@ -92,6 +95,7 @@ class Inspection:
             "orphans": list(self.orphans),
             "pending_approval": list(self.pending_approval),
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
+            "abandoned": [a.to_dict() for a in self.abandoned],
         }
 
     def __repr__(self) -> str:
@@ -103,7 +107,11 @@ class Inspection:
         lines = [
             f"{self.source}: {self.format}{where}, {len(self.messages)} messages, "
             f"{len(self.problems)} problem(s)"
+            + (f", {len(self.abandoned)} call(s) its own resume abandoned" if self.abandoned else "")
         ]
+        for a in self.abandoned:
+            lines.append(f"  abandoned by {a.agent}'s resume: {a.name or '?'} {a.call_id or '(never written)'}"
+                         f"{' ' + a.arguments if a.arguments else ''}: {a.what}")
         for p in self.problems:
             d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
             lines.append(f"  - {d.get('rule')} at {d.get('index')}: {d.get('message')}")
@@ -195,6 +203,7 @@ def inspect_transcript(
         orphans=orphans,
         warnings=list(t.warnings),
         meta=dict(t.meta),
+        abandoned=abandoned_calls(t),
     )
 
 

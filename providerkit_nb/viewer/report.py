@@ -65,8 +65,26 @@ def _history(messages: Sequence[Message], marks: dict[int, str]) -> str:
     return f"<table><tr><th>#</th><th>role</th><th>content</th></tr>{''.join(rows)}</table>"
 
 
+def abandoned_html(abandoned: Sequence[Any]) -> str:
+    """The calls a coding agent's own resume hid or answered with its placeholder (escaped)."""
+    if not abandoned:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(a.agent)}</td><td>{_e(a.call_id or '(never written)')}</td><td>{_e(a.name or '?')}</td>"
+        f"<td><code>{_e(a.arguments or '')}</code></td><td>{'yes' if a.read_only else 'no'}</td><td>{_e(a.what)}</td></tr>"
+        for a in abandoned
+    )
+    return (
+        "<h2 class='pk-abandoned'>Calls the tool's own resume abandoned</h2>"
+        "<p>They may have run, and the model was never told.</p>"
+        "<table><tr><th>tool</th><th>call id</th><th>name</th><th>arguments</th><th>read-only</th>"
+        f"<th>what its resume did</th></tr>{rows}</table>"
+    )
+
+
 def report_html(
-    before: Sequence[Message], repaired: Repaired, problems: Sequence[Any] = (), *, title: str = "Repair report"
+    before: Sequence[Message], repaired: Repaired, problems: Sequence[Any] = (), *, title: str = "Repair report",
+    abandoned: Sequence[Any] = (),
 ) -> str:
     marks: dict[int, str] = {}
     for c in repaired.changes:
@@ -94,6 +112,7 @@ def report_html(
 <p>{len(before)} messages as stored, {len(repaired.messages)} to send;
 {len(repaired.changes)} change(s), {len(repaired.interrupted)} call(s) that never returned.</p>
 <p class="legend">{legend}</p>
+{abandoned_html(abandoned)}
 <h2>What a provider would refuse</h2>
 {f"<table><tr><th>rule</th><th>message</th><th>what is wrong</th><th>provider wording</th></tr>{probs}</table>" if probs else "<p>nothing</p>"}
 <h2>History</h2>
@@ -108,9 +127,10 @@ def report_html(
 
 
 def write_report(
-    path: str | Path, before: Sequence[Message], repaired: Repaired, problems: Sequence[Any] = (), *, title: str = "Repair report"
+    path: str | Path, before: Sequence[Message], repaired: Repaired, problems: Sequence[Any] = (), *, title: str = "Repair report",
+    abandoned: Sequence[Any] = (),
 ) -> Path:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(report_html(before, repaired, problems, title=title), encoding="utf-8")
+    p.write_text(report_html(before, repaired, problems, title=title, abandoned=abandoned), encoding="utf-8")
     return p

@@ -18,7 +18,7 @@ from .conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_KEYS = {"source", "format", "thread", "messages", "skipped", "problems", "interrupted", "orphans",
-             "pending_approval", "changes"}
+             "pending_approval", "changes", "abandoned"}
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:

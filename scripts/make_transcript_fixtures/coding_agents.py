@@ -1,0 +1,316 @@
+"""Make broken coding-agent sessions with the real CLIs, offline, and what each one's own resume did.
+
+    python scripts/make_transcript_fixtures/coding_agents.py [claude_code codex opencode gemini_cli]
+
+Each CLI (installed from the npm registry into ``.cache/agent-clis/``, see ``install()``) runs in
+a throwaway home against the scripted model of ``tests/transcripts/agent_servers.py`` on
+127.0.0.1, which asks for ``sleep 30; echo done > marker``. Once the call has been sent the CLI's
+whole process group gets SIGKILL while the command runs. The session it left is copied to
+``tests/transcripts/fixtures/coding_agents/<tool>/killed...``; then the CLI's own resume runs
+once (the model now only answers in text) and the session after it is copied next to it, with
+the request body the resume sent (``...resume_request.json``). Versions go to VERSIONS.json.
+
+The same functions (``Agent``, ``run_killed``, ``resume``) drive the real-CLI tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.transcripts.agent_servers import ScriptedServer  # noqa: E402
+
+CACHE = ROOT / ".cache" / "agent-clis"
+OUT = ROOT / "tests" / "transcripts" / "fixtures" / "coding_agents"
+PACKAGES = {
+    "claude_code": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "opencode": "opencode-ai",
+    "gemini_cli": "@google/gemini-cli",
+}
+BINARIES = {"claude_code": "claude", "codex": "codex", "opencode": "opencode", "gemini_cli": "gemini"}
+PROMPT = "Write the marker file"
+RESUME_PROMPT = "Continue"
+
+
+def install(tools: list[str] | None = None) -> Path:
+    """npm install the CLIs into the cache (once; a second call finds them there)."""
+    tools = tools or list(PACKAGES)
+    missing = [PACKAGES[t] for t in tools if not (CACHE / "node_modules" / ".bin" / BINARIES[t]).exists()]
+    if missing:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", *missing],
+                       check=True, stdout=subprocess.DEVNULL)
+    return CACHE / "node_modules" / ".bin"
+
+
+def version(tool: str) -> str:
+    pkg = CACHE / "node_modules" / PACKAGES[tool] / "package.json"
+    return str(json.loads(pkg.read_text())["version"])
+
+
+@dataclass
+class Agent:
+    """One CLI in its own throwaway home: how to run it, resume it and find its session."""
+
+    tool: str
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    def prepare(self, url: str) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.project.mkdir(parents=True, exist_ok=True)
+        if self.tool == "codex":
+            (self.home / ".codex").mkdir(exist_ok=True)
+            (self.home / ".codex" / "config.toml").write_text(
+                'model = "gpt-scripted"\nmodel_provider = "local"\napproval_policy = "never"\n'
+                'sandbox_mode = "danger-full-access"\n\n[model_providers.local]\nname = "local"\n'
+                f'base_url = "{url}/v1"\nwire_api = "responses"\nenv_key = "LOCAL_API_KEY"\n'
+            )
+        elif self.tool == "opencode":
+            (self.project / "opencode.json").write_text(json.dumps({
+                "$schema": "https://opencode.ai/config.json",
+                "provider": {"local": {
+                    "npm": "@ai-sdk/openai-compatible", "name": "Local",
+                    "options": {"baseURL": f"{url}/v1", "apiKey": "local-fake-key"},
+                    "models": {"scripted": {"name": "scripted", "tool_call": True}}}},
+                "model": "local/scripted", "small_model": "local/scripted",
+                "permission": {"bash": "allow", "edit": "allow"}, "autoupdate": False, "share": "disabled",
+            }, indent=1))
+        elif self.tool == "gemini_cli":
+            (self.home / ".gemini").mkdir(exist_ok=True)
+            (self.home / ".gemini" / "settings.json").write_text(json.dumps({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"disableAutoUpdate": True}, "privacy": {"usageStatisticsEnabled": False},
+                "telemetry": {"enabled": False},
+            }, indent=1))
+
+    def env(self, url: str) -> dict[str, str]:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.home), "LANG": "C.UTF-8",
+               "TERM": "dumb", "NO_COLOR": "1"}
+        if self.tool == "claude_code":
+            env.update(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="sk-ant-local-fake-key",
+                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
+        elif self.tool == "codex":
+            env.update(CODEX_HOME=str(self.home / ".codex"), LOCAL_API_KEY="local-fake-key")
+        elif self.tool == "opencode":
+            # It looks its plugin up in the npm registry on start; a closed local port keeps the run
+            # offline (it goes on without the lookup).
+            env.update(OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_SHARE="1",
+                       npm_config_registry="http://127.0.0.1:9/", NPM_CONFIG_REGISTRY="http://127.0.0.1:9/",
+                       npm_config_fetch_retries="0", npm_config_offline="true")
+        elif self.tool == "gemini_cli":
+            env.update(GOOGLE_GEMINI_BASE_URL=url, GEMINI_API_KEY="local-fake-key",
+                       GEMINI_CLI_TRUST_WORKSPACE="true")
+        return env
+
+    def command(self, bin_dir: Path, prompt: str, session: str | None = None) -> list[str]:
+        b = str(bin_dir / BINARIES[self.tool])
+        if self.tool == "claude_code":
+            return [b, "-p", *(["--resume", session] if session else []), prompt, "--allowedTools", "Bash"]
+        if self.tool == "codex":
+            if session:
+                return [b, "exec", "resume", "--skip-git-repo-check", session, prompt]
+            return [b, "exec", "--skip-git-repo-check", prompt]
+        if self.tool == "opencode":
+            return [b, "run", *(["--session", session] if session else []), prompt]
+        return [b, *(["--resume", session] if session else []), "--approval-mode", "yolo", "-p", prompt]
+
+    def session_files(self) -> list[Path]:
+        """Where each tool keeps its sessions."""
+        if self.tool == "claude_code":
+            return sorted((self.home / ".claude" / "projects").rglob("*.jsonl"))
+        if self.tool == "codex":
+            return sorted((self.home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+        if self.tool == "opencode":
+            return [p for p in [self.home / ".local" / "share" / "opencode" / "opencode.db"] if p.exists()]
+        return sorted((self.home / ".gemini" / "tmp").rglob("session-*.json*"))
+
+    def session_id(self) -> str:
+        """The id the tool's resume takes."""
+        if self.tool == "opencode":
+            import sqlite3
+
+            db = self.session_files()[0]
+            with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as c:
+                return str(c.execute("select id from session order by time_created desc limit 1").fetchone()[0])
+        f = self.session_files()[-1]
+        if self.tool == "codex":
+            return str(json.loads(f.open().readline())["payload"]["id"])
+        if self.tool == "gemini_cli":
+            return "latest"
+        return f.stem
+
+
+def run_killed(agent: Agent, bin_dir: Path, server: ScriptedServer, *, after: float = 4.0,
+               timeout: float = 120.0) -> subprocess.Popen[bytes]:
+    """Run the CLI until the model has asked for the command, let it run ``after`` seconds, then
+    SIGKILL the whole process group (a wrapper's native child must not survive)."""
+    agent.prepare(server.url)
+    log = open(agent.root / f"{agent.tool}.log", "wb")
+    p = subprocess.Popen(agent.command(bin_dir, PROMPT), cwd=agent.project, env=agent.env(server.url),
+                         stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    t0 = time.monotonic()
+    while not server.calls_sent and p.poll() is None and time.monotonic() - t0 < timeout:
+        time.sleep(0.2)
+    if not server.calls_sent:
+        _kill(p)
+        raise RuntimeError(f"{agent.tool} never asked for the command; see {log.name}: "
+                           + (agent.root / f"{agent.tool}.log").read_text(errors="replace")[-2000:])
+    time.sleep(after)
+    _kill(p)
+    log.close()
+    return p
+
+
+def _kill(p: subprocess.Popen[Any]) -> None:
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is gone already
+    p.wait()
+
+
+def resume(agent: Agent, bin_dir: Path, server: ScriptedServer, session: str, *,
+           prompt: str = RESUME_PROMPT, timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
+    """The CLI's own resume of ``session``, once, to its end."""
+    agent.prepare(server.url)  # the config names the server's port
+    p = subprocess.Popen(agent.command(bin_dir, prompt, session), cwd=agent.project, env=agent.env(server.url),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(p)
+        out, err = p.communicate()
+        raise RuntimeError(f"{agent.tool} resume did not finish in {timeout:.0f} s: {err[-2000:]}") from None
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def model_requests(server: ScriptedServer) -> list[dict[str, Any]]:
+    """The conversation requests (not titles, token counts...)."""
+    keys = ("messages", "input", "contents")
+    return [r for r in server.requests if any(k in r["body"] for k in keys)]
+
+
+def _copy_session(agent: Agent, dest: Path, stem: str) -> list[str]:
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    files = agent.session_files()
+    for k, f in enumerate(files):
+        if agent.tool == "opencode":
+            import sqlite3
+
+            target = dest / f"{stem}.db"
+            target.unlink(missing_ok=True)
+            with sqlite3.connect(f"{f.resolve().as_uri()}?mode=ro", uri=True) as src, sqlite3.connect(target) as dst:
+                src.backup(dst)  # one file, the WAL folded in
+            with sqlite3.connect(target) as dst:
+                dst.execute("pragma journal_mode=delete")
+                dst.execute("vacuum")
+            written.append(target.name)
+        else:
+            # a tool that starts a new file on resume (Gemini CLI may) gets one fixture per file
+            target = dest / f"{stem}{'' if k == len(files) - 1 else f'-{k + 1}'}{''.join(f.suffixes[-1:])}"
+            shutil.copyfile(f, target)
+            written.append(target.name)
+    return written
+
+
+NEUTRAL_ROOT = "/home/user/work"  # what the fixtures show instead of the throwaway folder they ran in
+
+
+def scrub(dest: Path, work: Path) -> None:
+    """Replace the throwaway folder's path in every written file (JSON text and SQLite text
+    columns alike) by ``NEUTRAL_ROOT``, so the fixtures carry no path of the machine that made them."""
+    import sqlite3
+
+    old = str(work.resolve())
+    for f in dest.iterdir():
+        if f.suffix == ".db":
+            with sqlite3.connect(f) as c:
+                for (table,) in c.execute("select name from sqlite_master where type='table'").fetchall():
+                    for col in [r[1] for r in c.execute(f'pragma table_info("{table}")') if r[2].lower() == "text"]:
+                        c.execute(f'update "{table}" set "{col}" = replace("{col}", ?, ?) where "{col}" like ?',
+                                  (old, NEUTRAL_ROOT, f"%{old}%"))
+            with sqlite3.connect(f) as c:
+                c.execute("vacuum")
+        else:
+            text = f.read_text(encoding="utf-8")
+            f.write_text(text.replace(old, NEUTRAL_ROOT).replace(json.dumps(old)[1:-1], NEUTRAL_ROOT), encoding="utf-8")
+
+
+def make(tool: str, bin_dir: Path, work: Path) -> dict[str, Any]:
+    agent = Agent(tool, work / tool)
+    shutil.rmtree(agent.root, ignore_errors=True)
+    dest = OUT / tool
+    shutil.rmtree(dest, ignore_errors=True)
+    with ScriptedServer() as server:
+        run_killed(agent, bin_dir, server)
+        killed = _copy_session(agent, dest, "killed_mid_tool")
+    session = agent.session_id()
+    with ScriptedServer(tools=False) as server:
+        done = resume(agent, bin_dir, server, session)
+        after = _copy_session(agent, dest, "after_own_resume")
+        sent = model_requests(server)
+    (dest / "resume_request.json").write_text(
+        json.dumps(sent[-1]["body"] if sent else None, indent=1, ensure_ascii=False) + "\n")
+    scrub(dest, work)
+    return {"tool": tool, "version": version(tool), "killed": killed, "after_own_resume": after,
+            "resume_exit": done.returncode, "resume_requests": len(sent)}
+
+
+def record_versions(results: list[dict[str, Any]]) -> None:
+    path = ROOT / "tests" / "transcripts" / "fixtures" / "VERSIONS.json"
+    versions = json.loads(path.read_text())
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    for r in results:
+        for name in r["killed"] + r["after_own_resume"] + ["resume_request.json"]:
+            what = "killed with SIGKILL mid-tool" if name in r["killed"] else "after the CLI's own resume"
+            if name == "resume_request.json":
+                what = "the request body the CLI's own resume sent"
+            versions[f"coding_agents/{r['tool']}/{name}"] = {
+                "script": "scripts/make_transcript_fixtures/coding_agents.py",
+                "written_by": f"npm {PACKAGES[r['tool']]} {r['version']} (node {node}) against the scripted "
+                              f"local model; {what}",
+            }
+    path.write_text(json.dumps(dict(sorted(versions.items())), indent=2) + "\n")
+
+
+def main(argv: list[str]) -> int:
+    import tempfile
+
+    tools = argv or list(PACKAGES)
+    bin_dir = install(tools)
+    results = []
+    keep = os.environ.get("AGENT_FIXTURES_WORK")  # keep the homes to look at, else a temporary folder
+    with tempfile.TemporaryDirectory(prefix="agent-fixtures-") as work:
+        for tool in tools:
+            r = make(tool, bin_dir, Path(keep or work))
+            print(json.dumps(r))
+            results.append(r)
+    record_versions(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
+

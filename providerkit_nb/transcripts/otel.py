@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.messages import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from ..core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError, _json_loads
 
 __all__ = ["detect", "load", "messages_from_parts", "requests_of", "reads_dirs"]
@@ -211,6 +218,14 @@ def _hex_id(v: Any, size: int) -> str | None:
     return raw.hex() if len(raw) == size else None
 
 
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
 def _nanos(v: Any) -> int | None:
     try:
         n = int(v)
@@ -291,15 +306,15 @@ def _span(s: dict[str, Any], where: str, t: Transcript) -> _Span | None:
         t.skip("malformed_span")
         t.warnings.append(f"{where}: no valid traceId/spanId; skipped")
         return None
-    name = s.get("name") if isinstance(s.get("name"), str) else ""
+    name = _str(s.get("name"))
     sp = _Span(trace, sid, _hex_id(s.get("parentSpanId"), 8), name, _nanos(s.get("startTimeUnixNano")) or 0,
                _nanos(s.get("endTimeUnixNano")), _kv(s.get("attributes"), f"{where} ({name})", t), where)
-    status = s.get("status") if isinstance(s.get("status"), dict) else {}
+    status = _dict(s.get("status"))
     code = status.get("code", 0)
     sp.status = _STATUS_ERROR if code in (_STATUS_ERROR, "STATUS_CODE_ERROR") else 0
-    sp.status_message = status.get("message") if isinstance(status.get("message"), str) else ""
+    sp.status_message = _str(status.get("message"))
     for e in _list(s.get("events"), where, t):
-        ename = e.get("name") if isinstance(e.get("name"), str) else ""
+        ename = _str(e.get("name"))
         sp.events.append(_Event(ename, _nanos(e.get("timeUnixNano")) or 0, _kv(e.get("attributes"), f"{where}, event {ename}", t)))
     return sp
 
@@ -385,7 +400,7 @@ def _legacy_call(sp: _Span, events: list[_Event]) -> _Call:
         body = e.body if isinstance(e.body, dict) else {}
         body = {**{k.split(".")[-1]: v for k, v in e.attrs.items() if k.startswith("gen_ai.") and k.count(".") == 1}, **body}
         if e.name == _CHOICE_EVENT:
-            msg = body.get("message") if isinstance(body.get("message"), dict) else {}
+            msg = _dict(body.get("message"))
             out.append(_legacy_message("assistant", msg, body.get("finish_reason")))
         else:
             inp.append(_legacy_message(_MESSAGE_EVENTS[e.name], body, None))
@@ -401,7 +416,7 @@ def _legacy_message(role: str, body: dict[str, Any], finish: Any) -> dict[str, A
         parts.append({"type": "text", "content": content})
     for c in body.get("tool_calls") or []:
         if isinstance(c, dict):
-            fn = c.get("function") if isinstance(c.get("function"), dict) else {}
+            fn = _dict(c.get("function"))
             parts.append({"type": "tool_call", "id": c.get("id"), "name": fn.get("name"), "arguments": fn.get("arguments")})
     return {"role": role, "parts": parts, **({"finish_reason": finish} if finish else {})}
 
@@ -552,7 +567,9 @@ def _runs(spans: dict[tuple[str, str], _Span], t: Transcript) -> dict[str, _Run]
             agents_per_trace[sp.trace] = agents_per_trace.get(sp.trace, 0) + 1
     orphans: set[str] = set()
     for sp in sorted(spans.values(), key=lambda s: s.start):
-        agent, at, steps = None, sp, 0
+        agent: _Span | None = None
+        at: _Span | None = sp
+        steps = 0
         while at is not None and steps < 10_000:
             if at.op == "invoke_agent":
                 agent = at

@@ -134,6 +134,8 @@ _LAZY: dict[str, str] = {
     "TranscriptError": "providerkit_nb.transcripts.base",
     "simulate": "providerkit_nb.simulate",
     "export": "providerkit_nb.transcripts.export",
+    "otlp_receiver": "providerkit_nb.transcripts.otlp_receiver",
+    "OtlpReceiver": "providerkit_nb.transcripts.otlp_receiver",
 }
 
 __all__ = [

@@ -42,6 +42,8 @@ FORMATS: dict[str, str] = {
     "llm_logs": ".llm_logs",
     # traces
     "otel": ".otel",
+    # more coding agents
+    "cline": ".cline",
     # provider dialects and our own JSON/JSONL (loose: tried last)
     "responses": ".provider_dialects",
     "anthropic": ".provider_dialects",

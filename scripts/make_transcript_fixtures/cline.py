@@ -18,6 +18,7 @@ sessions:
   which is recorded in VERSIONS.json, and the session file is copied again.
 
 Writes FIXTURES_DIR/cline/{data,killed}/... and adds ``cline`` to FIXTURES_DIR/VERSIONS.json.
+``python cline.py legacy FIXTURES_DIR`` writes the older task folder, constructed (see ``legacy``).
 """
 
 from __future__ import annotations
@@ -107,12 +108,12 @@ def _kill_tree(pid: int) -> None:
         pass
 
 
-def _hubs_of(home: Path) -> list[int]:
-    """The hub daemons this script's CLI runs started (they outlive the CLI)."""
+def _clines_of(home: Path) -> list[int]:
+    """The Cline processes this script started (hub daemons and the UI outlive the CLI and tmux)."""
     out = []
     for p in Path("/proc").iterdir():
         try:
-            if (p.name.isdigit() and b"--cline-hub-daemon" in (p / "cmdline").read_bytes()
+            if (p.name.isdigit() and b".cline" in (p / "cmdline").read_bytes()
                     and f"HOME={home}".encode() in (p / "environ").read_bytes().split(b"\0")):
                 out.append(int(p.name))
         except OSError:
@@ -205,7 +206,7 @@ def main(out: Path, cline: str, home: Path) -> None:
         time.sleep(1)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", tmux], check=False)
-    for h in {*hubs, *_hubs_of(home)}:
+    for h in {*hubs, *_clines_of(home)}:
         if h and h != os.getpid():
             _kill_tree(h)
     sent = [m for r in STATE["requests"] for m in r.get("messages", []) if m.get("role") == "tool"]
@@ -234,7 +235,36 @@ def main(out: Path, cline: str, home: Path) -> None:
     versions_path.write_text(json.dumps(dict(sorted(known.items())), indent=2) + "\n", encoding="utf-8")
 
 
+def legacy(out: Path) -> None:
+    """A task folder of the VS Code extension / older Cline, CONSTRUCTED from the documented
+    format (no extension ran here): the task was stopped while ``execute_command`` ran, so the
+    history ends on its ``tool_use`` and the UI's last message offers to resume."""
+    task = out / "cline" / "task_1764800000000"
+    task.mkdir(parents=True, exist_ok=True)
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nRun the tests\n</task>"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "I will run the test suite."},
+            {"type": "tool_use", "id": "toolu_01A", "name": "read_files", "input": {"paths": ["package.json"]}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01A",
+                                       "content": [{"type": "text", "text": '{"scripts": {"test": "jest"}}'}]}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_01B", "name": "execute_command", "input": {"command": "npm test"}}]},
+    ]
+    ui = [
+        {"ts": 1764800000000, "type": "say", "say": "task", "text": "Run the tests"},
+        {"ts": 1764800001000, "type": "say", "say": "text", "text": "I will run the test suite."},
+        {"ts": 1764800002000, "type": "ask", "ask": "command", "text": "npm test"},
+        {"ts": 1764800090000, "type": "ask", "ask": "resume_task"},
+    ]
+    (task / "api_conversation_history.json").write_text(json.dumps(history), encoding="utf-8")
+    (task / "ui_messages.json").write_text(json.dumps(ui), encoding="utf-8")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "legacy":
+        legacy(Path(sys.argv[2]))
+        raise SystemExit(0)
     args = sys.argv[1:]
     opts = dict(zip(args[1::2], args[2::2], strict=False))
     main(Path(args[0]), opts["--cline"], Path(opts.get("--home", "/home/cline-fixture")))

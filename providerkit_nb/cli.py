@@ -39,9 +39,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     fp.add_argument("--thread", help="the thread / session to read from a source that holds several")
     fp.add_argument(
         "--to",
-        choices=("canonical", "pydantic_ai", "langchain", "responses"),
+        choices=("canonical", "pydantic_ai", "langchain", "responses", "cline"),
         default="canonical",
-        help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses)",
+        help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses)"
+        "; cline: a new Cline session in OUT (a Cline data folder, or any folder)",
     )
     args = parser.parse_args(argv)
     if args.command in ("inspect", "repair"):

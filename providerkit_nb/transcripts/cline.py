@@ -26,7 +26,7 @@ from ..core.messages import Message
 from ..providers.anthropic import from_anthropic_messages
 from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError
 
-__all__ = ["detect", "load", "reads_dirs", "PLACEHOLDER"]
+__all__ = ["detect", "load", "reads_dirs", "to_cline_messages", "PLACEHOLDER"]
 
 reads_dirs = True
 
@@ -276,3 +276,30 @@ def _legacy(source: Source, folder: Path) -> Transcript:
         t.markers.append(Marker("resume_offered", len(t.messages) - 1 if t.messages else None,
                                 f"the task stopped; Cline's UI last asked {last_ask}"))
     return t
+
+
+# --------------------------------------------------------------------------- writing a new session
+
+
+def to_cline_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """(system prompt, Cline 3 ``messages``) of a canonical history: Anthropic turns with the
+    ``id`` and ``ts`` Cline adds (tool results as text blocks, as the model read them)."""
+    import time
+    import uuid
+
+    from ..providers.anthropic import to_anthropic_messages
+
+    conv = to_anthropic_messages(messages)
+    now = int(time.time() * 1000)
+    out = []
+    names: dict[str, str] = {}
+    for k, turn in enumerate(conv.messages):
+        blocks = turn["content"] if isinstance(turn["content"], list) else [{"type": "text", "text": turn["content"]}]
+        for blk in blocks:  # Cline names the tool in its results too (its SDK needs the name)
+            if blk.get("type") == "tool_use":
+                names[blk["id"]] = blk["name"]
+            elif blk.get("type") == "tool_result" and blk.get("tool_use_id") in names:
+                blk["name"] = names[blk["tool_use_id"]]
+        out.append({"id": f"msg_{uuid.uuid4().hex[:8]}" if turn["role"] == "assistant" else str(uuid.uuid4()),
+                    "role": turn["role"], "content": blocks, "ts": now + k})
+    return conv.system, out

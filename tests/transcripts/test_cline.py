@@ -130,3 +130,41 @@ def test_reading_never_writes(tmp_path):
         pk.inspect(data, thread=sid)
     after = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_repair_to_cline_writes_a_new_session_the_reader_takes_back(tmp_path):
+    """The written session was also resumed by the real cline 3.0.65 by hand (its model got the
+    repaired result); here: it loads back valid, it is registered in sessions.db, and the source
+    session is untouched."""
+    from providerkit_nb.cli import main
+
+    data = tmp_path / "data"
+    shutil.copytree(CLINE / "data", data)
+    src = data / "sessions" / RESUMED
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
+    assert main(["repair", str(data), "--thread", RESUMED, "-o", str(data), "--to", "cline"]) == 1
+    new = sorted({p.name for p in (data / "sessions").iterdir()} - {HEALTHY, RESUMED})
+    assert len(new) == 1
+    assert {p.name: p.read_bytes() for p in src.iterdir()} == before
+    with sqlite3.connect(data / "db" / "sessions.db") as con:
+        assert con.execute("select status from sessions where session_id = ?", new).fetchone() == ("completed",)
+    report = pk.inspect(data, thread=new[0])
+    assert report.valid, report.problems
+    [tool] = [m for m in report.messages if m.role == "tool" and m.tool_call_id == PLACEHOLDER_SENT["tool_call_id"]]
+    assert tool.content == pk.INTERRUPTED_MAY_HAVE_RUN
+    written = json.loads((data / "sessions" / new[0] / f"{new[0]}.messages.json").read_text())["messages"]
+    results = [b for m in written for b in m["content"] if b["type"] == "tool_result"]
+    assert all(b["name"] == "run_commands" for b in results)  # Cline's SDK refuses a result without it
+
+
+def test_export_cline_refuses_a_history_with_breaks_and_writes_elsewhere(tmp_path):
+    report = pk.inspect(CLINE / "killed" / RESUMED)
+    with pytest.raises(ValueError, match="break"):
+        pk.export(report.messages, "cline")
+    out = pk.export(report, "cline")
+    assert out[0]["role"] == "system" and [m["role"] for m in out[1:]] == ["user", "assistant", "user"]
+    from providerkit_nb.transcripts.cline_write import write_session
+
+    folder = write_session(report, tmp_path / "elsewhere")
+    assert folder.parent == tmp_path / "elsewhere"
+    assert pk.inspect(folder).valid

@@ -136,6 +136,7 @@ _LAZY: dict[str, str] = {
     "export": "providerkit_nb.transcripts.export",
     "otlp_receiver": "providerkit_nb.transcripts.otlp_receiver",
     "OtlpReceiver": "providerkit_nb.transcripts.otlp_receiver",
+    "watch_traces": "providerkit_nb.notebook.trace_watch",
 }
 
 __all__ = [

@@ -67,6 +67,7 @@ class OtlpReceiver:
         self.refused = 0  # requests refused (too big, not OTLP...)
         self.dropped_traces = 0
         self.dropped_spans = 0
+        self.version = 0  # goes up with every request taken (a view waits on it)
         self._server = ThreadingHTTPServer((host, port), _handler(self))
         self._server.daemon_threads = True
         address = self._server.server_address
@@ -104,6 +105,13 @@ class OtlpReceiver:
         """Block until at least ``spans`` spans are held (False if ``timeout`` passed first)."""
         with self._lock:
             return self._lock.wait_for(lambda: sum(len(t.spans) for t in self._traces.values()) >= spans, timeout)
+
+    def wait_changed(self, since: int, timeout: float = 1.0) -> int:
+        """Block until a request newer than ``since`` (a ``version``) arrived, or ``timeout``
+        passed; the version then."""
+        with self._lock:
+            self._lock.wait_for(lambda: self.version != since, timeout)
+            return self.version
 
     def clear(self) -> None:
         with self._lock:
@@ -179,6 +187,7 @@ class OtlpReceiver:
                 self._size -= old.size
                 self.dropped_traces += 1
             self.received += 1
+            self.version += 1
             self._lock.notify_all()
 
 

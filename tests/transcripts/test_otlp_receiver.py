@@ -123,3 +123,20 @@ def test_a_flood_keeps_memory_capped():
         assert r.received == 600
         assert r.dropped_traces >= 550
         assert r.traces()[-1] == f"{599:032x}"  # the newest is kept
+
+
+def test_watch_redraws_when_a_run_arrives(receiver):
+    """The live view wakes on the receiver, not on a timer: after the real exporter returns, its
+    table names the new run (waited for up to 10 s; the latency is measured by hand, not here)."""
+    import time
+
+    watch = pk.watch_traces(receiver)
+    try:
+        assert "<td><code>" not in watch.widget.value  # nothing yet
+        trace_id, _ = _agent_run(receiver.url, finish=False)
+        deadline = time.monotonic() + 10
+        while "tool_ran_unseen" not in watch.widget.value and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert trace_id in watch.widget.value and "tool_ran_unseen" in watch.widget.value
+    finally:
+        watch.stop()

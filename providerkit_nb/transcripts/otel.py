@@ -10,7 +10,8 @@ by side), a parsed request, or a live ``OtlpReceiver``. Three dialects carry the
   ``gen_ai.client.inference.operation.details`` with the same attributes as structured values,
   and the older ``gen_ai.system.message`` / ``gen_ai.user.message`` / ``gen_ai.assistant.message``
   / ``gen_ai.tool.message`` / ``gen_ai.choice`` whose body holds one message each;
-- OpenInference's flattened ``llm.input_messages.N.message.*`` / ``llm.output_messages.N...``.
+- OpenInference's flattened ``llm.input_messages.N.message.*`` / ``llm.output_messages.N...``
+  (and older OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``, read alike).
 
 A model call's input holds the history so far, so a run's conversation is its last model call's
 input plus output. Runs are the spans under one ``invoke_agent`` span (else the whole trace);
@@ -387,6 +388,9 @@ def _model_call(sp: _Span, events: list[_Event], t: Transcript) -> _Call | None:
         return _legacy_call(sp, legacy)
     if any(k.startswith(("llm.input_messages.", "llm.output_messages.")) for k in a):
         return _Call(sp, _oi_messages(a, "llm.input_messages."), _oi_messages(a, "llm.output_messages."), [], "openinference")
+    if any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in a):
+        return _Call(sp, _indexed_messages(a, "gen_ai.prompt."), _indexed_messages(a, "gen_ai.completion."), [],
+                     "indexed")
     if sp.op in _MODEL_OPS or a.get("openinference.span.kind") == "LLM":
         t.skip("model_call_without_content")
     return None
@@ -454,6 +458,36 @@ def _oi_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
             c = calls[j]
             parts.append({"type": "tool_call", "id": c.get("id"), "name": c.get("function.name"),
                           "arguments": c.get("function.arguments")})
+        out.append({"role": role, "parts": parts})
+    return out
+
+
+def _indexed_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Older OpenLLMetry: ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_calls.K.{id,name,
+    arguments}`` / ``.tool_call_id`` (and ``gen_ai.completion.N...``) as role + parts messages."""
+    msgs: dict[int, dict[str, Any]] = {}
+    for key, v in a.items():
+        if key.startswith(prefix):
+            head, _, rest = key[len(prefix):].partition(".")
+            if head.isdigit() and rest:
+                msgs.setdefault(int(head), {})[rest] = v
+    out: list[dict[str, Any]] = []
+    for i in sorted(msgs):
+        m = msgs[i]
+        role = m.get("role") if isinstance(m.get("role"), str) else "user"
+        parts: list[dict[str, Any]] = []
+        if role == "tool":
+            parts.append({"type": "tool_call_response", "id": m.get("tool_call_id"), "response": m.get("content")})
+        elif isinstance(m.get("content"), str) and m["content"]:
+            parts.append({"type": "text", "content": m["content"]})
+        calls: dict[int, dict[str, Any]] = {}
+        for k, v in m.items():
+            bits = k.split(".")
+            if bits[0] == "tool_calls" and len(bits) == 3 and bits[1].isdigit():
+                calls.setdefault(int(bits[1]), {})[bits[2]] = v
+        for j in sorted(calls):
+            c = calls[j]
+            parts.append({"type": "tool_call", "id": c.get("id"), "name": c.get("name"), "arguments": c.get("arguments")})
         out.append({"role": role, "parts": parts})
     return out
 

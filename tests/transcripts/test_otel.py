@@ -270,3 +270,24 @@ def test_conventions_case(path):
     results = [p["id"] for m in doc for p in m["parts"] if p["type"] == "tool_call_response"]
     assert [c.id for m in t.messages if m.role == "assistant" for c in (m.tool_calls or [])] == calls
     assert [m.tool_call_id for m in t.messages if m.role == "tool"] == results
+
+
+def test_older_openllmetry_indexed_attributes():
+    """Constructed in the shape OpenLLMetry wrote before 0.62 (``gen_ai.prompt.N.*``): the real
+    0.62.4 fixture no longer has it."""
+
+    def s(k: str, v: str) -> dict[str, Any]:
+        return {"key": k, "value": {"stringValue": v}}
+
+    attrs = [s("gen_ai.prompt.0.role", "user"), s("gen_ai.prompt.0.content", "2+2?"),
+             s("gen_ai.completion.0.role", "assistant"),
+             s("gen_ai.completion.0.tool_calls.0.id", "call_9"), s("gen_ai.completion.0.tool_calls.0.name", "calc"),
+             s("gen_ai.completion.0.tool_calls.0.arguments", '{"e": "2+2"}')]
+    req = {"resourceSpans": [{"scopeSpans": [{"spans": [{
+        "traceId": "1" * 32, "spanId": "2" * 16, "name": "openai.chat", "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2", "attributes": attrs}]}]}]}
+    t = load(req)
+    assert t.meta["dialects"] == ["indexed"]
+    assert [m.role for m in t.messages] == ["user", "assistant"]
+    assert [(c.id, c.name, c.arguments) for c in t.messages[1].tool_calls] == [("call_9", "calc", '{"e": "2+2"}')]
+    assert [m.kind for m in t.markers] == ["dangling_call"]

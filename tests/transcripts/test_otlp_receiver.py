@@ -37,11 +37,16 @@ def receiver():
     r.close()
 
 
-def _agent_run(endpoint: str, *, finish: bool) -> tuple[str, str]:
+def _agent_run(endpoint: str, *, finish: bool, gzip: bool = False) -> tuple[str, str]:
     """One agent run with the real SDK: a model span whose output asks for a tool, the tool span,
     and (if ``finish``) a second model span that saw the result. Returns (trace id, call id)."""
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(otlp_http.OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    exporter = otlp_http.OTLPSpanExporter(
+        endpoint=f"{endpoint}/v1/traces", compression=Compression.Gzip if gzip else Compression.NoCompression
+    )
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("test-agent")
     user = [{"role": "user", "parts": [{"type": "text", "content": "weather in Oslo?"}]}]
     call = {"type": "tool_call", "id": "call_oslo", "name": "get_weather", "arguments": {"city": "Oslo"}}
@@ -80,7 +85,8 @@ def test_real_exporter_protobuf_run_is_inspected(receiver):
 
 
 def test_real_exporter_run_cut_after_the_tool_offers_its_result(receiver):
-    trace_id, call = _agent_run(receiver.url, finish=False)
+    trace_id, call = _agent_run(receiver.url, finish=False, gzip=True)  # gzip-compressed protobuf
+    assert receiver.refused == 0
     report = pk.inspect(receiver, thread=trace_id)
     assert [m.kind for m in report.markers] == ["tool_ran_unseen"]
     assert report.repaired.messages[-1].content == "snow, -3"

@@ -2,7 +2,7 @@
 
     npm install --prefix CACHE cline@3.0.65
     python scripts/make_transcript_fixtures/cline.py FIXTURES_DIR --cline CACHE/node_modules/cline/bin/cline \
-        [--home /home/cline-fixture]
+        [--home /home/cline-fixture] [--pk-python PYTHON]
 
 A fake OpenAI-compatible server on 127.0.0.1 (streamed chat completions) plays the model; the
 CLI is pointed at it with ``cline auth -p openai-compatible -b http://127.0.0.1:PORT/v1``. HOME is
@@ -15,7 +15,10 @@ sessions:
   folder is copied as it was left (``killed/``);
 - the same session resumed in the interactive UI under tmux (``--json`` does not resume):
   "please continue" is typed; the request the model gets holds Cline's own placeholder result,
-  which is recorded in VERSIONS.json, and the session file is copied again.
+  which is recorded in VERSIONS.json, and the session file is copied again;
+- given ``--pk-python`` (a Python with this package), ``providerkit-nb repair --to cline`` writes
+  the repaired session beside it and the real cline resumes that one too: what the model then got
+  is recorded as ``repaired_resume_sent_to_model``.
 
 Writes FIXTURES_DIR/cline/{data,killed}/... and adds ``cline`` to FIXTURES_DIR/VERSIONS.json.
 ``python cline.py legacy FIXTURES_DIR`` writes the older task folder, constructed (see ``legacy``).
@@ -144,7 +147,7 @@ def _messages(data: Path, sid: str) -> list[dict[str, Any]]:
         return []
 
 
-def main(out: Path, cline: str, home: Path) -> None:
+def main(out: Path, cline: str, home: Path, pk_python: str | None = None) -> None:
     if home.exists():
         shutil.rmtree(home)
     (home / "proj").mkdir(parents=True)
@@ -158,14 +161,12 @@ def main(out: Path, cline: str, home: Path) -> None:
                    check=True, capture_output=True, **run)  # type: ignore[arg-type]
     version = subprocess.run([cline, "--version"], check=True, capture_output=True, text=True, **run).stdout.strip()  # type: ignore[call-overload]
     cmd = [cline, "--json", "-P", "openai-compatible", "-m", "fake-model"]
-    hubs: set[int] = set()
 
     # healthy: one command that finishes
     STATE["mode"] = "echo hello"
     before = _session_dirs(data)
     subprocess.run([*cmd, "run echo hello"], check=True, capture_output=True, timeout=120, **run)  # type: ignore[call-overload]
     [healthy] = _session_dirs(data) - before
-    hubs.add(json.loads((data / "sessions" / healthy / f"{healthy}.json").read_text())["pid"])
 
     # killed mid-command
     STATE["mode"] = "sleep 300"
@@ -181,36 +182,13 @@ def main(out: Path, cline: str, home: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     _kill_tree(hub)
-    hubs.discard(hub)
     killed_dir = out / "cline" / "killed"
     if killed_dir.exists():
         shutil.rmtree(killed_dir)
     shutil.copytree(data / "sessions" / sid, killed_dir / sid)
 
     # resumed in the interactive UI
-    STATE["mode"] = "text"
-    STATE["requests"].clear()
-    tmux = f"cline-fixture-{os.getpid()}"
-    shell = (f"cd {home / 'proj'} && HOME={home} CLINE_DIR={home / '.cline'} "
-             f"{cline} -P openai-compatible -m fake-model --id {sid} -i")
-    subprocess.run(["tmux", "new-session", "-d", "-s", tmux, "-x", "200", "-y", "50", shell], check=True)
-    try:
-        def screen() -> str:
-            return subprocess.run(["tmux", "capture-pane", "-p", "-t", tmux], capture_output=True, text=True).stdout
-
-        _wait(lambda: "Ask anything" in screen(), "the interactive UI")
-        subprocess.run(["tmux", "send-keys", "-t", tmux, "please continue", "Enter"], check=True)
-        time.sleep(2)
-        subprocess.run(["tmux", "send-keys", "-t", tmux, "Enter"], check=True)
-        _wait(lambda: len(_messages(data, sid)) >= 4, "the resumed answer to be saved")
-        time.sleep(1)
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", tmux], check=False)
-    for h in {*hubs, *_clines_of(home)}:
-        if h and h != os.getpid():
-            _kill_tree(h)
-    sent = [m for r in STATE["requests"] for m in r.get("messages", []) if m.get("role") == "tool"]
-    server.shutdown()
+    sent = _resume(cline, home, data, sid, 4)
 
     target = out / "cline" / "data"
     if target.exists():
@@ -232,7 +210,40 @@ def main(out: Path, cline: str, home: Path) -> None:
         "killed": "cline/killed/ is the killed session as SIGKILL left it (CLI, hub daemon and command killed)",
         "resume_sent_to_model": sent,
     }
-    versions_path.write_text(json.dumps(dict(sorted(known.items())), indent=2) + "\n", encoding="utf-8")
+    if pk_python:  # the repaired session, written by providerkit's repair, resumed by the real cline
+        done = subprocess.run([pk_python, "-m", "providerkit_nb", "repair", str(data), "--thread", sid, "-o", str(data),
+                               "--to", "cline"], capture_output=True, text=True)
+        new = done.stdout.split("new Cline session ")[1].split()[0]
+        known["cline"]["repaired_resume_sent_to_model"] = _resume(cline, home, data, new, 2 + len(_messages(data, new)))
+        versions_path.write_text(json.dumps(dict(sorted(known.items())), indent=2) + "\n", encoding="utf-8")
+    server.shutdown()
+
+
+def _resume(cline: str, home: Path, data: Path, sid: str, wait_for: int) -> list[dict[str, Any]]:
+    """Resume session ``sid`` in Cline's interactive UI under tmux, type one message, and return
+    the tool messages the model then received."""
+    STATE["mode"] = "text"
+    STATE["requests"].clear()
+    tmux = f"cline-fixture-{os.getpid()}"
+    shell = (f"cd {home / 'proj'} && HOME={home} CLINE_DIR={home / '.cline'} "
+             f"{cline} -P openai-compatible -m fake-model --id {sid} -i")
+    subprocess.run(["tmux", "new-session", "-d", "-s", tmux, "-x", "200", "-y", "50", shell], check=True)
+    try:
+        def screen() -> str:
+            return subprocess.run(["tmux", "capture-pane", "-p", "-t", tmux], capture_output=True, text=True).stdout
+
+        _wait(lambda: "Ask anything" in screen(), "the interactive UI")
+        subprocess.run(["tmux", "send-keys", "-t", tmux, "please continue", "Enter"], check=True)
+        time.sleep(2)
+        subprocess.run(["tmux", "send-keys", "-t", tmux, "Enter"], check=True)
+        _wait(lambda: len(_messages(data, sid)) >= wait_for, "the resumed answer to be saved")
+        time.sleep(1)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", tmux], check=False)
+    for h in _clines_of(home):
+        if h != os.getpid():
+            _kill_tree(h)
+    return [m for r in STATE["requests"] for m in r.get("messages", []) if m.get("role") == "tool"]
 
 
 def legacy(out: Path) -> None:
@@ -267,4 +278,4 @@ if __name__ == "__main__":
         raise SystemExit(0)
     args = sys.argv[1:]
     opts = dict(zip(args[1::2], args[2::2], strict=False))
-    main(Path(args[0]), opts["--cline"], Path(opts.get("--home", "/home/cline-fixture")))
+    main(Path(args[0]), opts["--cline"], Path(opts.get("--home", "/home/cline-fixture")), opts.get("--pk-python"))

@@ -22,6 +22,7 @@ VERSIONS = json.loads((FIXTURES / "VERSIONS.json").read_text(encoding="utf-8"))
 HEALTHY = VERSIONS["cline"]["sessions"]["healthy"]
 RESUMED = VERSIONS["cline"]["sessions"]["killed_then_resumed"]
 PLACEHOLDER_SENT = VERSIONS["cline"]["resume_sent_to_model"][0]  # what the fake model received
+OUR_TEXT = "This call was interrupted before it returned. It may have partly run, so check its effect before calling it again."
 
 
 def _raw(folder: Path, sid: str) -> list[dict]:
@@ -151,7 +152,7 @@ def test_repair_to_cline_writes_a_new_session_the_reader_takes_back(tmp_path):
     report = pk.inspect(data, thread=new[0])
     assert report.valid, report.problems
     [tool] = [m for m in report.messages if m.role == "tool" and m.tool_call_id == PLACEHOLDER_SENT["tool_call_id"]]
-    assert tool.content == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert tool.content == OUR_TEXT
     written = json.loads((data / "sessions" / new[0] / f"{new[0]}.messages.json").read_text())["messages"]
     results = [b for m in written for b in m["content"] if b["type"] == "tool_result"]
     assert all(b["name"] == "run_commands" for b in results)  # Cline's SDK refuses a result without it
@@ -168,3 +169,11 @@ def test_export_cline_refuses_a_history_with_breaks_and_writes_elsewhere(tmp_pat
     folder = write_session(report, tmp_path / "elsewhere")
     assert folder.parent == tmp_path / "elsewhere"
     assert pk.inspect(folder).valid
+
+
+def test_the_real_cline_resumed_the_repaired_session_with_the_repaired_result():
+    """Recorded by the fixture script: the repaired session (written by ``repair --to cline``)
+    resumed in the real cline's UI; what its model received for the interrupted call."""
+    [got] = VERSIONS["cline"]["repaired_resume_sent_to_model"]
+    assert got["tool_call_id"] == PLACEHOLDER_SENT["tool_call_id"]
+    assert got["content"] == OUR_TEXT  # ours, not Cline's unsaved placeholder

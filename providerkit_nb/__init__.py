@@ -88,6 +88,9 @@ _LAZY: dict[str, str] = {
     "StoreError": "providerkit_nb.store.base",
     "ConversationBusy": "providerkit_nb.store.base",
     "TranscriptError": "providerkit_nb.transcripts.base",
+    # traces as they arrive
+    "otlp_receiver": "providerkit_nb.transcripts.otlp_receiver",
+    "watch_traces": "providerkit_nb.notebook.trace_watch",
     # teaching: deterministic faults (a module)
     "simulate": "providerkit_nb.testing.simulate",
 }
@@ -187,6 +190,7 @@ if TYPE_CHECKING:
     )
     from .notebook.inspection import inspect
     from .notebook.store import NotebookStore
+    from .notebook.trace_watch import watch_traces
     from .notebook.widgets import HistoryView
     from .providers.base import Provider
     from .providers.factory import (
@@ -204,6 +208,7 @@ if TYPE_CHECKING:
     from .testing import simulate
     from .transcripts.base import TranscriptError
     from .transcripts.export import export
+    from .transcripts.otlp_receiver import otlp_receiver
     from .wrappers.backup import with_backup_models
     from .wrappers.gate import create_gate, with_gate
     from .wrappers.key_pool import with_key_pool
@@ -255,6 +260,7 @@ __all__ = [
     "inspect",
     "interrupted_frame",
     "openai",
+    "otlp_receiver",
     "preset",
     "repair_history",
     "responses",
@@ -266,6 +272,7 @@ __all__ = [
     "turns_frame",
     "usage_frame",
     "validate_history",
+    "watch_traces",
     "with_backup_models",
     "with_gate",
     "with_key_pool",

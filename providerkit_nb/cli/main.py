@@ -39,10 +39,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     fp.add_argument("--thread", help="the thread / session to read from a source that holds several")
     fp.add_argument(
         "--to",
-        choices=("canonical", "pydantic_ai", "langchain", "responses", "claude_code", "codex", "opencode"),
+        choices=("canonical", "pydantic_ai", "langchain", "responses", "claude_code", "codex", "opencode", "cline"),
         default="canonical",
         help="write the framework's own JSON instead of canonical JSONL (pydantic_ai, langchain, responses), "
-        "or a new session of the coding agent that wrote it, beside the original (claude_code, codex, opencode)",
+        "or a new session of the coding agent that wrote it, beside the original (claude_code, codex, opencode); "
+        "cline: a new Cline session in OUT (a Cline data folder, or any folder)",
     )
     fp.add_argument("--read-only", metavar="TOOL,...",
                     help="the tools that only read (default: the coding agent's own read-only tools)")

@@ -75,6 +75,9 @@ def inspect_command(
 def repair_command(
     source: str, out: str, *, format: str | None = None, thread: str | None = None, to: str = "canonical"
 ) -> int:
+    if to == "cline":  # a new Cline session (a folder), beside the source's, never over it
+        found = _inspect(source, format, thread, None)
+        return found if isinstance(found, int) else _repair_to_cline(found, source, out)
     if _same_file(out, source):
         return _fail(f"{out}: repair never writes in place; pick another output file")
     report = _inspect(source, format, thread, None)
@@ -99,6 +102,24 @@ def repair_command(
     print(
         f"{source}: {report.format}, {len(report.messages)} messages, {len(report.problems)} problem(s); "
         f"wrote {len(report.repaired.messages)} messages to {out} ({changes} change(s))"
+    )
+    return VALID if report.valid else PROBLEMS
+
+
+def _repair_to_cline(report: Any, source: str, out: str) -> int:
+    from ..transcripts import TranscriptError
+    from ..transcripts.cline_write import write_session
+
+    try:
+        folder = write_session(report, out)
+    except (ValueError, OSError) as exc:  # TranscriptError is a ValueError
+        if isinstance(exc, OSError) and not isinstance(exc, TranscriptError):
+            return _fail(f"{out}: cannot write ({exc.strerror or exc})")
+        return _fail(f"{out}: {exc}")
+    print(
+        f"{source}: {report.format}, {len(report.messages)} messages, {len(report.problems)} problem(s); "
+        f"wrote {len(report.repaired.messages)} messages as the new Cline session {folder.name} in {folder} "
+        f"({len(report.repaired.changes)} change(s)); resume it with: cline --id {folder.name}"
     )
     return VALID if report.valid else PROBLEMS
 

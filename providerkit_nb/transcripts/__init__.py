@@ -52,6 +52,10 @@ FORMATS: dict[str, str] = {
     "langgraph_sqlite": ".langgraph_sqlite",
     "langgraph_postgres": ".langgraph_postgres",
     "llm_logs": ".llm_logs",
+    # traces
+    "otel": ".otel",
+    # more coding agents
+    "cline": ".cline",
     # provider dialects and our own JSON/JSONL (loose: tried last)
     "responses": ".provider_dialects",
     "anthropic": ".provider_dialects",
@@ -112,12 +116,26 @@ def _check_readable(src: Source) -> None:
         return
     if not src.path.exists():
         raise TranscriptNotFound(f"{src.name}: no such transcript file")
+    if src.path.is_dir() and _reads_dirs(src):
+        return
     if not src.path.is_file():
         raise TranscriptError(f"{src.name}: not a file")
     try:
         src.head()
     except OSError as exc:
         raise TranscriptError(f"{src.name}: cannot read ({exc.strerror or exc})") from exc
+
+
+def _reads_dirs(src: Source) -> bool:
+    """A folder is a source only for the formats that read folders (and recognise this one)."""
+    for name in FORMATS:
+        try:
+            module = format_module(name)
+        except FormatUnavailable:
+            continue
+        if getattr(module, "reads_dirs", False) and module.detect(src, name):
+            return True
+    return False
 
 
 def load(source: Any, *, format: str | None = None, thread: str | None = None) -> Transcript:

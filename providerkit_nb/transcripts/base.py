@@ -97,6 +97,8 @@ class Transcript:
     read_only_tools: frozenset[str] = frozenset()
     # calls the tool's own resume hides or answers with its placeholder (resume_findings.AbandonedCall)
     abandoned: list[Any] = field(default_factory=list)
+    # call id -> the result the tool itself recorded that the model never saw (repair offers it)
+    recorded_results: dict[str, str] = field(default_factory=dict)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n

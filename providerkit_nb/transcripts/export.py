@@ -38,7 +38,8 @@ from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY, repai
 
 __all__ = ["export", "EXPORT_FORMATS"]
 
-EXPORT_FORMATS = ("pydantic_ai", "langchain", "responses")
+EXPORT_FORMATS: tuple[str, ...] = ("pydantic_ai", "langchain", "responses")
+EXPORT_FORMATS += ("cline",)  # Cline 3 messages; transcripts.cline_write.write_session writes them as a new session
 _INTERRUPTED = frozenset({INTERRUPTED_READ_ONLY, INTERRUPTED_MAY_HAVE_RUN})
 
 
@@ -72,6 +73,11 @@ def export(
             f"the history still has {len(check.changes)} break(s) ({', '.join(kinds)}); export the "
             "repaired history (pk.inspect(...).repaired, or repair_history(...).messages)"
         )
+    if format == "cline":  # Cline keeps the system prompt beside the messages: it comes first here
+        from .cline import to_cline_messages
+
+        system, turns = to_cline_messages(msgs)
+        return ([{"role": "system", "content": system}] if system else []) + turns
     if format == "pydantic_ai":
         return _to_pydantic_ai(msgs, provider)
     if format == "langchain":

@@ -175,6 +175,8 @@ def inspect_transcript(
     if is_read_only is None and t.read_only_tools:
         is_read_only = t.read_only_tools.__contains__
     repaired = repair_history(messages, is_read_only, pending=pending)
+    if t.recorded_results:
+        repaired = _use_recorded(repaired, t.recorded_results)
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
     problems = _one_finding_per_call(problems, messages)
     waiting = {p.id for p in repaired.pending}
@@ -232,6 +234,30 @@ def _one_finding_per_call(problems: list[Any], messages: list[Message]) -> list[
                 continue
         out.append(p)
     return [p for p in out if id(p) not in absorbed]
+
+
+RECORDED_RESULT = "recorded_result"
+
+
+def _use_recorded(repaired: Repaired, recorded: dict[str, str]) -> Repaired:
+    """Answer an interrupted call with the result its tool recorded (the tool ran; the model
+    never saw it) instead of the 'interrupted' text."""
+    from ..core.repair import Change
+
+    for r in repaired.interrupted:
+        if r.original_id not in recorded:
+            continue
+        text = recorded[r.original_id]
+        for k, m in enumerate(repaired.messages):
+            if isinstance(m, ToolMessage) and m.tool_call_id == r.id and m.content == r.note:
+                repaired.messages[k] = ToolMessage(r.id, m.name, text)
+                repaired.changes.append(Change(
+                    RECORDED_RESULT, None, k, [r.id],
+                    f"call {r.id} ({r.name}): the tool ran and recorded its result, which the model "
+                    "never saw; that result is used instead of the interrupted text"))
+                r.note = text
+                break
+    return repaired
 
 
 def _only_about(p: Any, messages: list[Message], waiting: set[str]) -> bool:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from providerkit_nb.notebook.inspection import inspect
-
 from providerkit_nb.transcripts import load
 from providerkit_nb.transcripts.export import export
 

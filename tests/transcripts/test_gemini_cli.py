@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from providerkit_nb.notebook.inspection import inspect
 
+from providerkit_nb.notebook.inspection import inspect
 from providerkit_nb.transcripts import TranscriptError, detect, load
 
 from .conftest import FIXTURES, raw_lines

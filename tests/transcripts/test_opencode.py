@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from providerkit_nb.notebook.inspection import inspect
 
+from providerkit_nb.notebook.inspection import inspect
 from providerkit_nb.transcripts import MultipleThreads, TranscriptError, detect, load
 from providerkit_nb.transcripts.writeback import write_session
 

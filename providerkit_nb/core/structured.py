@@ -266,3 +266,18 @@ class JsonReply:
 
     def __iter__(self) -> Any:
         return iter((self.value, self.turn))
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """Shown as its value (or why there is none), as a notebook user expects."""
+        if self.error is not None:
+            p.text(f"JsonReply(error={self.error!r})")
+        else:
+            p.pretty(self.value)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        if self.error is not None:
+            print(f"JsonReply: no value: {self.error}")
+        else:
+            display(self.value)

@@ -420,9 +420,7 @@ class HistoryView:
             )
         rows: dict[str, _SettleRow] = {}
         if self.conversation is not None:
-            from ..approval import open_interrupted
-
-            for call in open_interrupted(self.conversation)[:LIST_CAP]:
+            for call in self.conversation.approval.open_interrupted()[:LIST_CAP]:
                 if not call.read_only:  # a read-only call is safe to call again: nothing to settle
                     rows[call.id] = self.settle_rows.get(call.id) or _SettleRow(self, call)
         self.settle_rows = rows

@@ -29,7 +29,12 @@ def test_without_approve_tools_run_as_before(store, ws):
     convo = pk.Conversation(store, "c", provider, ws.registry(), display=False)
     convo.send("go")
     assert [n for n, _ in ws.ran] == ["read_file", "write_file"]
-    assert store.call_marks("c") == {}  # nothing recorded when nobody is asked
+    # each call's mark follows it to its end, asked or not
+    marks = store.call_marks("c")
+    assert {cid: (m.state, m.detail["kind"]) for cid, m in marks.items()} == {
+        "call_1": ("finished", "ok"),
+        "call_2": ("finished", "ok"),
+    }
 
 
 def test_a_callable_is_asked_only_about_tools_that_are_not_read_only(store, ws):
@@ -51,8 +56,8 @@ def test_a_callable_is_asked_only_about_tools_that_are_not_read_only(store, ws):
     assert seen_when_asked == [["user", "assistant", "tool"]]
     assert ws.ran == [("read_file", {"path": "a.txt"}), ("write_file", {"path": "b.txt"})]
     marks = store.call_marks("c")
-    assert set(marks) == {"call_2"} and marks["call_2"].state == "started"
-    assert marks["call_2"].detail == {"decision": "approved"}
+    assert marks["call_2"].state == "finished"  # approved, ran, and its result is saved
+    assert marks["call_2"].detail["decision"] == "approved" and marks["call_2"].detail["kind"] == "ok"
     assert _tool_results(store.load("c"))["call_2"] == "wrote b.txt"
 
 

@@ -130,6 +130,9 @@ def test_stop_mid_tool_leaves_a_history_that_repairs_and_resumes(store):
     with pytest.raises(KeyboardInterrupt):
         convo.send("Go.")
     assert workspace["N.md"] == "x"  # the effect happened; the result was never saved
+    # right after Stop, without a reload, the conversation already says what happened
+    assert [(r.name, r.read_only) for r in convo.interrupted] == [("write_file", False)]
+    assert store.call_marks("c")["call_2"].state == "stopped"
     repaired = convo.reload()
     assert [(r.name, r.read_only) for r in repaired.interrupted] == [("write_file", False)]
     assert validate_history(repaired.messages) == []
@@ -137,7 +140,10 @@ def test_stop_mid_tool_leaves_a_history_that_repairs_and_resumes(store):
     turn = convo.resume()
     assert turn.message.content.startswith("I will check")
     told = [m for m in provider.requests[1] if m.role == "tool" and m.name == "write_file"]
-    assert told[0].content == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert told[0].content == (
+        "The user stopped this call while it was running, before it returned. What it did up to "
+        "that moment is done and the rest did not run, so check its effect before calling it again."
+    )
 
 
 def test_resume_reruns_only_read_only_calls_when_asked(store):

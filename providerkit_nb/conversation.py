@@ -53,6 +53,32 @@ class TurnRecord:
     step: int
     error: str | None = None
 
+    def to_stored(self) -> dict[str, Any]:
+        """What the store keeps per turn (``save_turn_usage``): usage and timings, the calls by
+        id and name; never the text, which is in the history."""
+        t = self.turn
+        return {
+            "usage": t.usage.to_dict() if t.usage is not None else None,
+            "model": t.model,
+            "finish_reason": t.finish_reason,
+            "calls": [[c.id, c.name] for c in t.message.tool_calls or []],
+            "started_at": self.started_at,
+            "seconds": self.seconds,
+            "first_chunk_seconds": self.first_chunk_seconds,
+            "step": self.step,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_stored(cls, d: dict[str, Any]) -> TurnRecord:
+        from .core.turn import Usage
+
+        calls = [ToolCall(str(i), str(n), "") for i, n in d.get("calls") or []]
+        usage = Usage.from_dict(d["usage"]) if d.get("usage") else None
+        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"))
+        return cls(turn, float(d.get("started_at") or 0.0), float(d.get("seconds") or 0.0),
+                   d.get("first_chunk_seconds"), int(d.get("step") or 0), d.get("error"))
+
 
 @dataclass(slots=True)
 class _State:
@@ -82,7 +108,8 @@ class Conversation:
     ``options`` are per-call options passed to every ``create_stream`` (effort, max_tokens...).
     ``display`` is "auto" (live display in a notebook, plain text in a terminal), True or False.
     ``rate`` (a ``Rate`` or ``{"input", "output", "cache_read", "cache_write"}`` in USD per
-    million tokens) prices ``usage``, the session's ``UsageTracker``; ``budget_usd`` stops
+    million tokens) prices ``usage``, the conversation's ``UsageTracker`` (every turn it
+    streamed, read back from the store after a restart); ``budget_usd`` stops
     ``send`` with ``BudgetExceeded`` before a call once the spend has reached it.
     ``compact=True`` summarises the older part of the history with the same provider when a
     call fails with kind ``context`` or the last prompt nearly filled ``context_window``
@@ -121,8 +148,11 @@ class Conversation:
         self.max_steps = max_steps
         self.display = display
         self.options = dict(options or {})
-        self.records: list[TurnRecord] = []
         self.usage = UsageTracker(rate=rate, max_usd=budget_usd)
+        # every turn this conversation streamed, read back from the store (usage survives a restart)
+        self.records: list[TurnRecord] = [TurnRecord.from_stored(d) for d in store.turn_usage(conversation_id)]
+        for rec in self.records:
+            self.usage.add(rec.turn.usage)
         self.compact = compact
         self.context_window = context_window
         self.compactions = 0
@@ -368,7 +398,7 @@ class Conversation:
         self.usage.add(turn.usage)
         if turn.usage is not None:
             self._last_input = turn.usage.input_tokens
-        self.records.append(TurnRecord(turn, started, time.monotonic() - t0, first, step))
+        self._record(TurnRecord(turn, started, time.monotonic() - t0, first, step))
         return turn
 
     def _lose(
@@ -378,9 +408,14 @@ class Conversation:
         partial = asm.snapshot()
         self._keep_lost_turn(partial, exc)
         self.usage.add(partial.usage)
-        self.records.append(
-            TurnRecord(partial, started, time.monotonic() - t0, first, step, error=_describe(exc))
-        )
+        self._record(TurnRecord(partial, started, time.monotonic() - t0, first, step, error=_describe(exc)))
+
+    def _record(self, rec: TurnRecord) -> None:
+        self.records.append(rec)
+        try:
+            self.store.save_turn_usage(self.id, rec.to_stored())
+        except Exception:  # accounting must never mask the turn itself
+            pass
 
     def _window(self) -> int:
         model = self.options.get("model") or getattr(self.provider, "model", "") or ""

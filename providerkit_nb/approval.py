@@ -13,9 +13,10 @@ have partly run. ``Approval`` is the object a Conversation owns for this (``conv
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -27,6 +28,7 @@ from .store.call_marks import ANSWERED, ASKING, DENIED
 
 __all__ = [
     "Approval",
+    "ApprovalDeferred",
     "Decision",
     "ApprovalError",
     "SettleError",
@@ -82,6 +84,16 @@ SettleHow = Literal["ran", "run", "model"]
 
 class ApprovalError(RuntimeError):
     """A question about a call could not be asked or its answer was not understood."""
+
+
+class ApprovalDeferred(Exception):
+    """Under ``Approval.deferring()`` a call that needs a person's answer ends the loop instead
+    of waiting for it (a button's callback must never wait): the call stays "asking" in the
+    store, and ``answer`` then ``resume`` carry on."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(f"call {call.id!r} ({call.name}) waits for your answer")
+        self.call = call
 
 
 class SettleError(ValueError):
@@ -202,6 +214,7 @@ class Approval:
         self._run = run
         self._given: dict[str, Decision] = {}
         self._asking: set[str] = set()
+        self._defer = False
         self.reload()
 
     @property
@@ -225,6 +238,16 @@ class Approval:
             raise ApprovalError(f"call {call_id!r} of conversation {self._host.id!r} is not waiting for approval")
         self._given[call_id] = decision_of(decision, call)
 
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """While the body runs, a question that would wait for a person raises
+        ``ApprovalDeferred`` instead (an ``approve=`` callable is still asked: it answers)."""
+        self._defer = True
+        try:
+            yield
+        finally:
+            self._defer = False
+
     # the loop's side
 
     def mark_asking(self, calls: list[ToolCall]) -> None:
@@ -242,6 +265,8 @@ class Approval:
     def run_call(self, call: ToolCall) -> None:
         """Ask about one call (or take the answer given ahead), then save what was decided."""
         given = self._given.pop(call.id, None)
+        if given is None and self._defer and (self._decide is None or self.approve == "ask"):
+            raise ApprovalDeferred(call)
         decision = given or (self._decide or self._ask)(call)
         store, cid = self._host.store, self._host.id
         if decision.action == "deny":

@@ -106,6 +106,9 @@ class NotebookLive(Live):
         else:
             self._done.append(line)
             self._current = ""
+        from .approval import ended
+
+        ended(call.id, status)
         self._draw()
 
     def note(self, text: str) -> None:

@@ -189,7 +189,15 @@ def inspect(
     conversation of a source that holds several (``conversation`` is its older name); ``wire``
     checks against another wire's rules than the one the source came from; ``is_read_only``
     tells repair which tools change nothing (default: what the source format knows, e.g.
-    Claude Code's Read, Grep, Glob...)."""
+    Claude Code's Read, Grep, Glob...).
+
+    A ``Conversation`` is inspected as its store knows it: its repair (with the call marks:
+    calls waiting for approval, calls the Stop button landed in) is the one ``convo.interrupted``
+    and ``convo.view()`` show."""
+    from ..conversation import Conversation
+
+    if isinstance(source, Conversation):
+        return inspect_conversation(source, wire=wire)
     src = Source(source)
     try:
         t = load(src, format=format, thread=thread or conversation)
@@ -236,6 +244,29 @@ def inspect_transcript(
         orphans=orphans,
         warnings=list(t.warnings),
         meta=dict(t.meta),
+    )
+
+
+def inspect_conversation(convo: Any, *, wire: str | None = None) -> Inspection:
+    """The Inspection of a live Conversation, from what it has just read from its store."""
+    from ..core.validate import validate_history
+
+    repaired = convo.reload()
+    messages = convo.messages
+    problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
+    waiting = {p.id for p in repaired.pending}
+    if waiting:
+        problems = [p for p in problems if not _only_about(p, messages, waiting)]
+    return Inspection(
+        source=f"conversation {convo.id!r} in {convo.store!r}",
+        format="providerkit",
+        messages=messages,
+        problems=problems,
+        repaired=repaired,
+        wire=wire,
+        thread=convo.id,
+        threads=[convo.id],
+        pending_approval=sorted(waiting),
     )
 
 

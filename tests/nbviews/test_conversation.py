@@ -211,3 +211,29 @@ def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_
     result = [m for m in store.load("h") if m.role == "tool"][0]
     assert result.content == pk.DENIED_TEXT
     assert pk.Conversation(store, "h", provider, tools).view() is not None
+
+
+def test_interrupted_the_view_and_inspect_agree_right_after_stop_after_a_restart_and_after_settling(store):
+    tools, workspace = simulate.demo_tools()
+    stopping = pk.ToolRegistry([tools.get("read_file"), simulate.stop_in_tool(tools.get("write_file"))])
+    provider = simulate.ScriptedProvider(
+        [simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "N.md", "content": "x"})])]
+    )
+    convo = pk.Conversation(store, "c", provider, stopping, display=False)
+    with pytest.raises(KeyboardInterrupt):
+        convo.send("Go.")
+
+    def seen(c):
+        view = c.view()
+        return (
+            [r.id for r in c.interrupted],
+            [r.id for r in pk.inspect(c).interrupted],
+            "1 interrupted call(s)" in view.status.value and "call_2" in view.interrupted_html.value,
+        )
+
+    assert seen(convo) == (["call_2"], ["call_2"], True)  # right after Stop, same process
+    again = pk.Conversation(store, "c", simulate.ScriptedProvider([]), tools, display=False)
+    assert seen(again) == (["call_2"], ["call_2"], True)  # after a restart
+    assert again.interrupted[0].note.startswith("The user stopped this call while it was running")
+    again.settle("call_2", "ran", note="It wrote N.md.")
+    assert seen(again) == ([], [], False)  # after settling it, all three say so

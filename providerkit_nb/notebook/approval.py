@@ -188,26 +188,15 @@ def _supply_kernel_iteration() -> None:
     kernel.do_one_iteration = do_one_iteration
 
 
-# Widgets answered and not yet told how their call ended (call id -> widget): the live display
-# ends their status line in what happened (see ``ended``).
-_ANSWERED: dict[str, ApprovalWidget] = {}
-
-
-def ended(call_id: str, status: str) -> None:
-    """The call a widget approved has ended: its status line says how ("approved: done")."""
-    widget = _ANSWERED.get(call_id) if status == "running" else _ANSWERED.pop(call_id, None)
-    if widget is not None and widget.decision is not None:
-        said = "approved" if widget.decision.action == "approve" else "edited"
-        widget.finished(f"{said}: {status}")
-
-
 def ask_widget(call: ToolCall) -> Decision:
     """Show the question under the running cell and block until it is answered."""
     widget = ApprovalWidget(call)
     _display(widget.root)
     decision = widget.wait()
     if decision.action != "deny":
-        _ANSWERED[call.id] = widget
+        from .live import ANSWERED
+
+        ANSWERED[call.id] = widget  # the live display ends its status line in what happened
     return decision
 
 

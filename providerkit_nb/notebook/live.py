@@ -24,6 +24,18 @@ _COLOURS = {"running": "#6c757d", "done": "#198754", "stopped": "#b02a37", "deni
             "failed": "#b02a37", "timeout": "#b02a37", "late": "#997404"}
 
 
+# Approval widgets answered and not yet told how their call ended (call id -> widget): the live
+# display ends their status line in what happened ("approved: done").
+ANSWERED: dict[str, Any] = {}
+
+
+def _ended(call_id: str, status: str) -> None:
+    widget = ANSWERED.get(call_id) if status == "running" else ANSWERED.pop(call_id, None)
+    if widget is not None and widget.decision is not None:
+        said = "approved" if widget.decision.action == "approve" else "edited"
+        widget.finished(f"{said}: {status}")
+
+
 def in_notebook() -> bool:
     ip = sys.modules.get("IPython")
     if ip is None:
@@ -106,9 +118,7 @@ class NotebookLive(Live):
         else:
             self._done.append(line)
             self._current = ""
-        from .approval import ended
-
-        ended(call.id, status)
+        _ended(call.id, status)
         self._draw()
 
     def note(self, text: str) -> None:

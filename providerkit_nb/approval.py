@@ -268,6 +268,7 @@ class Approval:
         if given is None and self._defer and (self._decide is None or self.approve == "ask"):
             raise ApprovalDeferred(call)
         decision = given or (self._decide or self._ask)(call)
+        self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
         store, cid = self._host.store, self._host.id
         if decision.action == "deny":
             store.mark_call(cid, call.id, DENIED, {"decision": "denied"})
@@ -282,7 +283,6 @@ class Approval:
             self._save(ToolMessage(call.id, call.name, text, result.images))
         else:
             self._save(self._run(call, {"decision": "approved"}))
-        self._asking.discard(call.id)
 
     def answer_pending(self) -> None:
         """Ask again about the calls that were waiting when the last process stopped."""

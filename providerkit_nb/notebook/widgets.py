@@ -238,10 +238,11 @@ class HistoryView:
                 self.pending_html,
             ]
         )
+        self.root.add_class("pk-view")
         for control in (self.show, self.role, self.kind):
             control.observe(lambda _change: self.go_to(0), names="value")
         self.repair_button.on_click(lambda _b: self.repair())
-        self.resume_button.on_click(lambda _b: self.resume())
+        self.resume_button.on_click(lambda _b: self._resume_clicked())
         self.prev_button.on_click(lambda _b: self.go_to(self.page - 1))
         self.next_button.on_click(lambda _b: self.go_to(self.page + 1))
         self._render()
@@ -342,7 +343,6 @@ class HistoryView:
 
         convo = self.conversation
         self.status.value = "resuming\u2026"
-        self.asks.children = []
         had = getattr(convo, "live_into", None)
         if hasattr(convo, "live_into"):
             convo.live_into = self.live
@@ -365,6 +365,10 @@ class HistoryView:
         self.repair()
         return turn
 
+    def _resume_clicked(self) -> None:
+        self.asks.children = []  # the questions of an earlier Resume, answered: start afresh
+        self.resume()
+
     def _ask(self, call: Any, kwargs: dict[str, Any]) -> None:
         from .approval import ApprovalWidget
 
@@ -375,7 +379,7 @@ class HistoryView:
             widget.finished(f"{widget.status.value}: {self._how_it_ended(call.id)}")
 
         widget = ApprovalWidget(call, on_decide=answered)
-        self.asks.children = [widget.root]
+        self.asks.children = [*self.asks.children, widget.root]
         self._messages = self.conversation.messages if self.conversation is not None else self._messages
         self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired
         self._render()

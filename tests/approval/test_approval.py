@@ -247,3 +247,16 @@ def test_stop_while_the_widget_waits_disables_it_and_propagates():
         wid.wait(poll=poll)
     assert wid.decision is None and all(b.disabled for b in wid.buttons)
     assert "resume() asks again" in wid.status.value
+
+
+def test_stop_inside_an_approved_tool_is_interrupted_at_once_not_pending(store, ws):
+    """Approved, then Stop lands inside the tool: the call is no longer waiting for a person,
+    it was stopped while it ran, and ``interrupted`` says so without a reload."""
+    tools = pk.ToolRegistry([ws.registry().get("read_file"), simulate.stop_in_tool(ws.registry().get("write_file"))])
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
+    convo = pk.Conversation(store, "c", provider, tools, display=False, approve=lambda call: True)
+    with pytest.raises(KeyboardInterrupt):
+        convo.send("go")
+    assert [r.id for r in convo.interrupted] == ["call_2"] and convo.repaired.pending == []
+    assert store.call_marks("c")["call_2"].state == "stopped"
+    assert store.call_marks("c")["call_2"].detail["decision"] == "approved"

@@ -68,6 +68,7 @@ class ApprovalWidget:
             description="Run with these arguments", button_style="warning", layout=w.Layout(display=_HIDDEN)
         )
         self.status = w.Label(value="waiting for your answer")
+        self.status.add_class("pk-approval-status")
         self.root = w.VBox(
             [
                 self.header,

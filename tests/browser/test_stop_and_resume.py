@@ -94,7 +94,7 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
                 page.wait_for_function(_IDLE, timeout=30_000)
                 stopped_line = page.locator(".pk-tool[data-status='stopped']").first
                 stopped_line.wait_for(timeout=30_000)
-                box_status = page.locator(".pk-approval .widget-label").first.inner_text()
+                box_status = page.locator(".pk-approval .pk-approval-status").first.inner_text()
                 traceback = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").first.inner_text()
                 stopped_line.scroll_into_view_if_needed()
                 page.screenshot(path=str(shots["stopped"]), full_page=False)
@@ -124,7 +124,7 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
                 in_view.click()
                 page.locator(".pk-view .pk-turn", has_text="Sent to Alice.").wait_for(timeout=60_000)
                 page.wait_for_function(_IDLE, timeout=30_000)
-                view_box = page.locator(".pk-view .pk-approval .widget-label").first.inner_text()
+                view_box = page.locator(".pk-view .pk-approval .pk-approval-status").first.inner_text()
                 page.locator(".pk-view").first.scroll_into_view_if_needed()
                 page.screenshot(path=str(shots["view-done"]), full_page=False)
 

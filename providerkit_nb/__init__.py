@@ -128,6 +128,8 @@ _LAZY: dict[str, str] = {
     "SettleError": "providerkit_nb.approval",
     "ApprovalError": "providerkit_nb.approval",
     "DENIED_TEXT": "providerkit_nb.approval",
+    "ToolTimeout": "providerkit_nb.core.tool_run",
+    "INTERRUPTED_STOPPED": "providerkit_nb.core.repair",
     "CallMark": "providerkit_nb.store.call_marks",
     "inspect": "providerkit_nb.notebook.inspect",
     "Inspection": "providerkit_nb.notebook.inspect",

@@ -12,12 +12,15 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
 from .core.repair import Repaired, repair_history
 from .core.tools import ToolRegistry, tool
 from .core.validate import Problem, validate_history
+
+if TYPE_CHECKING:
+    from .store.records import SavedMessage
 
 WIDTH = 100
 EXAMPLE = "cut_off_conversation.json"
@@ -254,20 +257,14 @@ def story_child(store_path: str) -> int:
 
     provider, _ = _story_provider()
 
-    class Announcing:
-        def __init__(self, store: NotebookStore) -> None:
-            self._store = store
-
-        def __getattr__(self, name: str) -> object:
-            return getattr(self._store, name)
-
-        def save(self, cid: str, message: Message) -> object:
-            saved = self._store.save(cid, message)
-            print(f"SAVED {message.role}", flush=True)
+    class Announcing(NotebookStore):
+        def save(self, cid: str, message: Message | dict[str, Any]) -> SavedMessage:
+            saved = super().save(cid, message)
+            role = message.role if isinstance(message, Message) else message.get("role")
+            print(f"SAVED {role}", flush=True)
             return saved
 
-    store = NotebookStore(store_path)
-    convo = Conversation(Announcing(store), STORY_ID, provider, _story_tools(slow_write=True),
+    convo = Conversation(Announcing(store_path), STORY_ID, provider, _story_tools(slow_write=True),
                          system="You maintain a small project. Use the tools.", display=False)
     convo.send(STORY_QUESTION)
     return 0

@@ -275,9 +275,10 @@ class JsonReply:
             p.pretty(self.value)
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from IPython import display as ipd
 
+        show: Any = ipd.display  # IPython's display is untyped
         if self.error is not None:
             print(f"JsonReply: no value: {self.error}")
         else:
-            display(self.value)
+            show(self.value)

@@ -215,9 +215,11 @@ class Turn:
         """Drawn already by the live display of the send that made it: nothing more to show."""
         if self.shown_live:
             return
-        from IPython.display import HTML, display
+        from IPython import display as ipd
 
-        display(HTML(self._repr_html_()))
+        show: Any = ipd.display  # IPython's display and HTML are untyped
+        html: Any = ipd.HTML
+        show(html(self._repr_html_()))
 
 
 # --------------------------------------------------------------------------- assembly

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from nbviews.chat_server import ChatServer, call_answer, text_answer
+
 from .test_jupyterlab import _RUN_CELL, OUTPUT, _open_notebook, lab  # noqa: F401 - the fixture
 
 SETUP = """import pathlib, time, providerkit_nb as pk
@@ -39,10 +40,10 @@ print("READY", {c: m.state for c, m in store.call_marks("s").items()})"""
 CELLS = [
     SETUP,
     "convo.send('E-mail Bob that the build is green')",
-    "print('INTERRUPTED', [c.name for c in convo.interrupted], store.call_marks('s')['call_bob'].state)",
+    "print('CALLS-INTERRUPTED', [c.name for c in convo.interrupted], store.call_marks('s')['call_bob'].state)",
     "convo.send('Now e-mail Alice')",
     "view = convo.view()\nview",
-    "print('NEXT', [m.role for m in store.load('s')][-3:])",
+    "print('NEXT-CELL', [m.role for m in store.load('s')][-3:])",
 ]
 
 
@@ -102,7 +103,7 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
                 bob_sent = (root / "sent-bob").exists()
 
                 page.evaluate(_RUN_CELL, 2)
-                said = page.locator(".jp-OutputArea-output", has_text="INTERRUPTED").inner_text()
+                said = page.locator(".jp-OutputArea-output", has_text="CALLS-INTERRUPTED").inner_text()
 
                 # 2. the next question is open when the kernel restarts
                 page.evaluate(_RUN_CELL, 3)
@@ -129,7 +130,7 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
                 page.screenshot(path=str(shots["view-done"]), full_page=False)
 
                 page.evaluate(_RUN_CELL, 5)
-                nxt = page.locator(".jp-OutputArea-output", has_text="NEXT").inner_text()
+                nxt = page.locator(".jp-OutputArea-output", has_text="NEXT-CELL").inner_text()
             finally:
                 ctx.close()
 
@@ -137,9 +138,9 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
     assert (root / "sending-bob").exists()  # what it did before Stop is done
     assert box_status == "approved: stopped"
     assert "KeyboardInterrupt" in traceback and "send_email" in traceback
-    assert "INTERRUPTED ['send_email'] stopped" in said
+    assert "CALLS-INTERRUPTED ['send_email'] stopped" in said
     assert view_box == "approved: done"
     assert (root / "sent-alice").read_text() == "Hello Alice."
-    assert "NEXT ['assistant', 'tool', 'assistant']" in nxt
+    assert "NEXT-CELL ['assistant', 'tool', 'assistant']" in nxt
     for shot in shots.values():
         assert shot.stat().st_size > 10_000

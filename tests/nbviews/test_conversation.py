@@ -237,3 +237,15 @@ def test_interrupted_the_view_and_inspect_agree_right_after_stop_after_a_restart
     assert again.interrupted[0].note.startswith("The user stopped this call while it was running")
     again.settle("call_2", "ran", note="It wrote N.md.")
     assert seen(again) == ([], [], False)  # after settling it, all three say so
+
+
+def test_a_call_that_had_started_when_its_process_died_is_marked_lost_by_the_next_resume(store):
+    store.save("c", pk.UserMessage("go"))
+    store.save("c", pk.AssistantMessage(tool_calls=[pk.ToolCall("w1", "write_file", '{"path":"b"}')]))
+    store.mark_call("c", "w1", "started")  # what a killed process left behind
+    tools, _ = simulate.demo_tools()
+    convo = pk.Conversation(store, "c", simulate.ScriptedProvider([simulate.text_turn("Checked.")]), tools, display=False)
+    assert [r.id for r in convo.interrupted] == ["w1"]
+    convo.resume()
+    assert store.call_marks("c")["w1"].state == "lost"
+    assert store.call_marks("c")["w1"].detail == {"was": "started"}

@@ -205,6 +205,7 @@ class Approval:
         *,
         save: Callable[[Message], None],
         run: Callable[[ToolCall, dict[str, Any]], ToolMessage],
+        tell: Callable[[ToolCall, str, str], None] | None = None,
     ) -> None:
         self.approve = approve
         self._host = host
@@ -212,6 +213,7 @@ class Approval:
         self._decide = resolve_approver(approve, ask)
         self._save = save
         self._run = run
+        self._tell = tell or (lambda call, status, text: None)  # the live display's status line
         self._given: dict[str, Decision] = {}
         self._asking: set[str] = set()
         self._defer = False
@@ -273,6 +275,7 @@ class Approval:
         if decision.action == "deny":
             store.mark_call(cid, call.id, DENIED, {"decision": "denied"})
             self._save(ToolMessage(call.id, call.name, DENIED_TEXT))
+            self._tell(call, "denied", DENIED_TEXT)
         elif decision.action == "edit" and decision.arguments is not None:
             edited = json.dumps(decision.arguments, ensure_ascii=False)
             result = self._run(

@@ -167,7 +167,10 @@ class Conversation:
         self.repaired = Repaired(list(self._history))
         self._stopped: set[str] = set()
         # None: tools run as they come; "ask" or a callable: a person decides (see approval)
-        self.approval = approval.Approval(self, approve, self._ask, save=self._save, run=self._run_call)
+        self.approval = approval.Approval(
+            self, approve, self._ask, save=self._save, run=self._run_call,
+            tell=lambda call, status, text: self._live.tool(call, status, text),
+        )
         self._read_marks()
         self.repair()
 

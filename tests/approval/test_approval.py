@@ -260,3 +260,12 @@ def test_stop_inside_an_approved_tool_is_interrupted_at_once_not_pending(store, 
     assert [r.id for r in convo.interrupted] == ["call_2"] and convo.repaired.pending == []
     assert store.call_marks("c")["call_2"].state == "stopped"
     assert store.call_marks("c")["call_2"].detail["decision"] == "approved"
+
+
+def test_the_terminal_display_ends_each_call_in_what_happened(store, ws, capsys):
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("ok, I will not write"))
+    convo = pk.Conversation(store, "c", provider, ws.registry(), display=True, approve=lambda call: False)
+    convo.send("go")
+    out = capsys.readouterr().out
+    assert "<- read_file: done: contents of a.txt" in out
+    assert "<- write_file: denied: The user declined this call" in out

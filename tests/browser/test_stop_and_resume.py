@@ -44,6 +44,8 @@ CELLS = [
     "convo.send('Now e-mail Alice')",
     "view = convo.view()\nview",
     "print('NEXT-CELL', [m.role for m in store.load('s')][-3:])",
+    "convo.send('Tell me a long story')",
+    "print('AFTER-STREAM', [m.role for m in store.load('s')][-2:], len(store.lost_turns('s')))",
 ]
 
 
@@ -74,9 +76,10 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
         call_answer("call_bob", "send_email", json.dumps({"to": "bob", "text": "The build is green."})),
         call_answer("call_alice", "send_email", json.dumps({"to": "alice", "text": "Hello Alice."})),
         text_answer(["Sent ", "to ", "Alice."]),
+        text_answer([f"word{i} " for i in range(300)], gap=0.05),  # stopped while it streams
     ]
     OUTPUT.mkdir(exist_ok=True)
-    shots = {name: OUTPUT / f"stop-{name}.png" for name in ("stopped", "view-asks", "view-done")}
+    shots = {name: OUTPUT / f"stop-{name}.png" for name in ("stopped", "view-asks", "view-done", "stream")}
     with ChatServer(answers) as server:
         _notebook(root / "agent.ipynb", server.base_url)
         with sync_playwright() as p:
@@ -131,6 +134,20 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
 
                 page.evaluate(_RUN_CELL, 5)
                 nxt = page.locator(".jp-OutputArea-output", has_text="NEXT-CELL").inner_text()
+
+                # 3. Stop while the answer streams
+                page.evaluate(_RUN_CELL, 6)
+                page.locator(".pk-turn", has_text="word10").wait_for(timeout=60_000)
+                page.evaluate("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.interrupt()")
+                stopped_stream = page.locator(".pk-stopped")
+                stopped_stream.wait_for(timeout=30_000)
+                page.wait_for_function(_IDLE, timeout=30_000)
+                stream_said = stopped_stream.inner_text()
+                stream_tb = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").last.inner_text()
+                stopped_stream.scroll_into_view_if_needed()
+                page.screenshot(path=str(shots["stream"]), full_page=False)
+                page.evaluate(_RUN_CELL, 7)
+                after_stream = page.locator(".jp-OutputArea-output", has_text="AFTER-STREAM").inner_text()
             finally:
                 ctx.close()
 
@@ -142,5 +159,9 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
     assert view_box == "approved: done"
     assert (root / "sent-alice").read_text() == "Hello Alice."
     assert "NEXT-CELL ['assistant', 'tool', 'assistant']" in nxt
+    assert "stopped: not saved" in stream_said and "word10" in stream_said
+    assert "streaming" not in stream_said
+    assert "stopped while the answer streamed" in stream_tb and "httpcore" not in stream_tb
+    assert "AFTER-STREAM ['assistant', 'user'] 1" in after_stream  # nothing of it was saved
     for shot in shots.values():
         assert shot.stat().st_size > 10_000

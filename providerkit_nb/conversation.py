@@ -166,6 +166,7 @@ class Conversation:
             self._save(SystemMessage(system))
         self.repaired = Repaired(list(self._history))
         self._stopped: set[str] = set()
+        self._maybe_lost: set[str] = set()
         # None: tools run as they come; "ask" or a callable: a person decides (see approval)
         self.approval = approval.Approval(
             self, approve, self._ask, save=self._save, run=self._run_call,
@@ -219,14 +220,19 @@ class Conversation:
         self.approval.reload()
         marks = self.store.call_marks(self.id)
         self._stopped = {cid for cid, m in marks.items() if m.state == STOPPED}
+        # started by an earlier process: lost if it has no result (checked under the hold)
+        self._maybe_lost = {cid for cid, m in marks.items() if m.state == STARTED}
 
     def _mark_lost(self) -> None:
         """Under the hold: a call marked started with no result was running when its process
         ended. Say so in its mark (the model is told it may have partly run)."""
+        if not self._maybe_lost:
+            return  # the common case: no read of the marks on every send
         answered = {m.tool_call_id for m in self._history if isinstance(m, ToolMessage)}
         for cid, m in self.store.call_marks(self.id).items():
-            if m.state == STARTED and cid not in answered:
+            if m.state == STARTED and cid not in answered and cid in self._maybe_lost:
                 self.store.mark_call(self.id, cid, LOST, {**m.detail, "was": STARTED})
+        self._maybe_lost = set()
 
     # acting ----------------------------------------------------------------
 

@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     "Repaired": "providerkit_nb.core.repair",
     "INTERRUPTED_READ_ONLY": "providerkit_nb.core.repair",
     "INTERRUPTED_MAY_HAVE_RUN": "providerkit_nb.core.repair",
+    "INTERRUPTED_STOPPED": "providerkit_nb.core.repair",
     "validate_history": "providerkit_nb.providers.factory",  # loads the wire's rules first
     # tools
     "tool": "providerkit_nb.core.tools",
@@ -173,6 +174,7 @@ if TYPE_CHECKING:
     from .core.repair import (
         INTERRUPTED_MAY_HAVE_RUN,
         INTERRUPTED_READ_ONLY,
+        INTERRUPTED_STOPPED,
         Repaired,
         repair_history,
     )
@@ -227,6 +229,7 @@ __all__ = [
     "HistoryView",
     "INTERRUPTED_MAY_HAVE_RUN",
     "INTERRUPTED_READ_ONLY",
+    "INTERRUPTED_STOPPED",
     "ImagePart",
     "MemoryStore",
     "Message",

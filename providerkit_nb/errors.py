@@ -1,10 +1,11 @@
 """Every error the library raises, under one base: ``except providerkit_nb.errors.Error``."""
 
-from .conversation.approval import ApprovalError, SettleError
+from .conversation.approval import ApprovalDeferred, ApprovalError, SettleError
 from .conversation.facade import SystemPromptChanged
 from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached, is_retryable
 from .core.json_input import JsonInputError
 from .core.messages import MessageFormatError
+from .core.tool_run import ToolTimeout
 from .core.usage import BudgetExceeded
 from .core.validate import Problem
 from .store.base import (
@@ -30,6 +31,7 @@ from .wrappers.key_pool import NoAvailableKeyError
 from .wrappers.pg_gate import GateError
 
 __all__ = [
+    "ApprovalDeferred",
     "ApprovalError",
     "BudgetExceeded",
     "CassetteError",
@@ -54,6 +56,7 @@ __all__ = [
     "StoreReadOnlyError",
     "StoreVersionError",
     "SystemPromptChanged",
+    "ToolTimeout",
     "TranscriptError",
     "TranscriptNotFound",
     "TranscriptTruncated",

@@ -13,7 +13,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
 from ..core.repair import Repaired, repair_history
@@ -21,6 +21,9 @@ from ..core.tools import ToolRegistry, tool
 from ..core.validate import Problem, validate_history
 from ..providers.base import Provider
 from ..testing.simulate import announcing, block_until_killed, demo_tools, kill_when_tool_starts
+
+if TYPE_CHECKING:
+    pass
 
 WIDTH = 100
 EXAMPLE = "cut_off_conversation.json"

@@ -8,14 +8,15 @@ model reads, and beside the history as a call mark (``store.mark_call``), so the
 message JSON keeps its shape. A call is marked "asking" before it is saved and "started" just
 before it runs: a process that dies while the question is open leaves a call the store knows
 never started, which the next ``resume`` asks about again instead of telling the model it may
-have partly run.
+have partly run. ``Approval`` is the object a Conversation owns for this (``convo.approval``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -23,9 +24,12 @@ from ..core.errors import Error
 from ..core.messages import AssistantMessage, Message, ToolCall, ToolMessage
 from ..core.repair import InterruptedCall, Repaired
 from ..core.tools import ToolRegistry
-from ..store.call_marks import ANSWERED, ASKING, STARTED
+from ..store.base import Store
+from ..store.call_marks import ANSWERED, ASKING, DENIED
 
 __all__ = [
+    "Approval",
+    "ApprovalDeferred",
     "Decision",
     "ApprovalError",
     "SettleError",
@@ -36,34 +40,28 @@ __all__ = [
     "decision_of",
     "resolve_approver",
     "ask_stdin",
-    "open_interrupted",
+    "calls_by_id",
 ]
 
 
-class Facade(Protocol):
-    """What the approval step needs of the facade (``conversation.Conversation``), named here
-    so that this module, which the facade imports, does not import it back."""
+class Host(Protocol):
+    """The public side of the Conversation that owns an ``Approval`` (named here so that this
+    module, which the facade imports, does not import it back)."""
 
-    store: Any
     id: str
     tools: ToolRegistry
-    repaired: Repaired
-    _asking: set[str]
-    _approver: Callable[[ToolCall], Decision] | None
+
+    @property
+    def store(self) -> Store: ...
 
     @property
     def messages(self) -> list[Message]: ...
 
-    def is_read_only(self, name: str) -> bool: ...
+    @property
+    def repaired(self) -> Repaired: ...
 
     def reload(self) -> Repaired: ...
 
-    def _save(self, message: Message) -> None: ...
-
-    def _calls_by_id(self) -> dict[str, ToolCall]: ...
-
-    @staticmethod
-    def _ask(call: ToolCall) -> Decision: ...
 
 # What the model reads in place of a result. Fixed texts: the same decision gives the same bytes,
 # so a prompt cache keeps hitting.
@@ -87,6 +85,16 @@ SettleHow = Literal["ran", "run", "model"]
 
 class ApprovalError(Error, RuntimeError):
     """A question about a call could not be asked or its answer was not understood."""
+
+
+class ApprovalDeferred(Error):
+    """Under ``Approval.deferring()`` a call that needs a person's answer ends the loop instead
+    of waiting for it (a button's callback must never wait): the call stays "asking" in the
+    store, and ``answer`` then ``resume`` carry on."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(f"call {call.id!r} ({call.name}) waits for your answer")
+        self.call = call
 
 
 class SettleError(Error, ValueError):
@@ -176,119 +184,174 @@ def ask_stdin(
 # --------------------------------------------------------------------------- the loop's side
 
 
-def mark(convo: Facade, call_id: str, state: str, detail: dict[str, Any] | None = None) -> None:
-    """Record a call's state beside the history (a store without marks just does not keep it)."""
-    put = getattr(convo.store, "mark_call", None)
-    if put is not None:
-        put(convo.id, call_id, state, detail)
+def calls_by_id(messages: list[Message]) -> dict[str, ToolCall]:
+    """Every call of a history by its id (the last one wins for a reused id)."""
+    return {c.id: c for m in messages if isinstance(m, AssistantMessage) for c in m.tool_calls or []}
 
 
-def mark_asking(convo: Facade, calls: list[ToolCall]) -> None:
-    """Before the calling message is saved: the calls a person must approve are "asking"."""
-    for call in calls:
-        if not convo.is_read_only(call.name):
-            mark(convo, call.id, ASKING)
-            convo._asking.add(call.id)
+class Approval:
+    """The person's side of one Conversation (``convo.approval``): which calls wait for an
+    answer, asking about them, and saving what was decided. A Stop while the question is open
+    leaves the call "asking": the next ``resume`` asks again.
 
+    ``answer(call_id, decision)`` gives an answer ahead of the question (the view's widget does,
+    from its button callbacks); the next ``resume`` uses it instead of asking.
+    """
 
-def asking_ids(store: Any, conversation_id: str) -> set[str]:
-    """The calls the store knows were waiting for a person's answer."""
-    read = getattr(store, "call_marks", None)
-    if read is None:
-        return set()
-    return {cid for cid, m in read(conversation_id).items() if m.state == ASKING}
+    def __init__(
+        self,
+        host: Host,
+        approve: Approve,
+        ask: Callable[[ToolCall], Decision],
+        *,
+        save: Callable[[Message], None],
+        run: Callable[[ToolCall, dict[str, Any]], ToolMessage],
+        tell: Callable[[ToolCall, str, str], None] | None = None,
+    ) -> None:
+        self.approve = approve
+        self._host = host
+        self._ask = ask
+        self._decide = resolve_approver(approve, ask)
+        self._save = save
+        self._run = run
+        self._tell = tell or (lambda call, status, text: None)  # the live display's status line
+        self._given: dict[str, Decision] = {}
+        self._asking: set[str] = set()
+        self._defer = False
+        self.reload()
 
+    @property
+    def active(self) -> bool:
+        """True when calls of tools that are not read-only wait for a person (``approve=``)."""
+        return self._decide is not None
 
-def run_call(convo: Facade, call: ToolCall, decide: Callable[[ToolCall], Decision]) -> None:
-    """Ask about one call, then save what was decided as its result. A Stop while the question
-    is open leaves the call marked "asking": the next ``resume`` asks again."""
-    decision = decide(call)
-    if decision.action == "deny":
-        mark(convo, call.id, ANSWERED, {"decision": "denied"})
-        convo._save(ToolMessage(call.id, call.name, DENIED_TEXT))
-    elif decision.action == "edit" and decision.arguments is not None:
-        edited = json.dumps(decision.arguments, ensure_ascii=False)
-        mark(convo, call.id, STARTED, {"decision": "edited", "original": call.arguments, "arguments": edited})
-        result = convo.tools.run(ToolCall(call.id, call.name, edited))
-        text = f"{EDITED_BY_USER}\nThe model's arguments: {call.arguments}\nRan with: {edited}\nResult:\n{result.content}"
-        convo._save(ToolMessage(call.id, call.name, text, result.images))
-    else:
-        mark(convo, call.id, STARTED, {"decision": "approved"})
-        convo._save(convo.tools.run(call))
-    convo._asking.discard(call.id)
+    @property
+    def asking(self) -> frozenset[str]:
+        """Ids of the calls waiting for a person's answer, as the store knows them."""
+        return frozenset(self._asking)
 
+    def reload(self) -> None:
+        marks = self._host.store.call_marks(self._host.id)
+        self._asking = {cid for cid, m in marks.items() if m.state == ASKING}
 
-def answer_pending(convo: Facade) -> None:
-    """Ask again about the calls that were waiting when the last process stopped."""
-    decide = convo._approver or convo._ask  # the question was open: it is asked again
-    by_id = convo._calls_by_id()
-    for p in convo.repaired.pending:
-        call = by_id.get(p.id)
-        if call is not None:
-            run_call(convo, call, decide)
+    def answer(self, call_id: str, decision: Decision | bool | dict[str, Any]) -> None:
+        """Answer a waiting call now; the next ``resume`` runs (or denies) it with this answer."""
+        call = calls_by_id(self._host.messages).get(call_id)
+        if call is None or call_id not in self._asking:
+            raise ApprovalError(f"call {call_id!r} of conversation {self._host.id!r} is not waiting for approval")
+        self._given[call_id] = decision_of(decision, call)
 
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[None]:
+        """While the body runs, a question that would wait for a person raises
+        ``ApprovalDeferred`` instead (an ``approve=`` callable is still asked: it answers)."""
+        self._defer = True
+        try:
+            yield
+        finally:
+            self._defer = False
 
-def skip_pending(convo: Facade) -> None:
-    """A new user message while calls wait: they did not run, and the model is told so."""
-    by_id = convo._calls_by_id()
-    for p in convo.repaired.pending:
-        call = by_id.get(p.id)
-        if call is not None:
-            mark(convo, call.id, ANSWERED, {"decision": "not_answered"})
-            convo._save(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
-            convo._asking.discard(call.id)
+    # the loop's side
 
+    def mark_asking(self, calls: list[ToolCall]) -> None:
+        """Before the calling message is saved: the calls a person must approve are "asking"."""
+        if not self.active:
+            return
+        for call in calls:
+            if not self._host.tools.is_read_only(call.name):
+                self._host.store.mark_call(self._host.id, call.id, ASKING)
+                self._asking.add(call.id)
 
-# --------------------------------------------------------------------------- settling by hand
+    def needs(self, call: ToolCall) -> bool:
+        return call.id in self._asking and (self.active or call.id in self._given)
 
+    def run_call(self, call: ToolCall) -> None:
+        """Ask about one call (or take the answer given ahead), then save what was decided."""
+        given = self._given.pop(call.id, None)
+        if given is None and self._defer and (self._decide is None or self.approve == "ask"):
+            raise ApprovalDeferred(call)
+        decision = given or (self._decide or self._ask)(call)
+        self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
+        store, cid = self._host.store, self._host.id
+        if decision.action == "deny":
+            store.mark_call(cid, call.id, DENIED, {"decision": "denied"})
+            self._save(ToolMessage(call.id, call.name, DENIED_TEXT))
+            self._tell(call, "denied", DENIED_TEXT)
+        elif decision.action == "edit" and decision.arguments is not None:
+            edited = json.dumps(decision.arguments, ensure_ascii=False)
+            result = self._run(
+                ToolCall(call.id, call.name, edited),
+                {"decision": "edited", "original": call.arguments, "arguments": edited},
+            )
+            text = f"{EDITED_BY_USER}\nThe model's arguments: {call.arguments}\nRan with: {edited}\nResult:\n{result.content}"
+            self._save(ToolMessage(call.id, call.name, text, result.images))
+        else:
+            self._save(self._run(call, {"decision": "approved"}))
 
-def open_interrupted(convo: Facade) -> list[InterruptedCall]:
-    """Interrupted calls whose result can still be recorded in place: calls of the last
-    assistant message (only results after it) that kept their id. Elsewhere the conversation
-    went on without the result, so only the repair text fits."""
-    history = convo.messages
-    last = len(history) - 1
-    while last >= 0 and isinstance(history[last], ToolMessage):
-        last -= 1
-    tail = history[last] if last >= 0 else None
-    if not isinstance(tail, AssistantMessage) or not tail.tool_calls:
-        return []
-    ids = {c.id for c in tail.tool_calls}
-    return [r for r in convo.repaired.interrupted if r.original_id in ids and r.id == r.original_id]
+    def answer_pending(self) -> None:
+        """Ask again about the calls that were waiting when the last process stopped."""
+        by_id = calls_by_id(self._host.messages)
+        for p in self._host.repaired.pending:
+            call = by_id.get(p.id)
+            if call is not None:
+                self.run_call(call)
 
+    def skip_pending(self) -> None:
+        """A new user message while calls wait: they did not run, and the model is told so."""
+        by_id = calls_by_id(self._host.messages)
+        for p in self._host.repaired.pending:
+            call = by_id.get(p.id)
+            if call is not None:
+                self._host.store.mark_call(self._host.id, call.id, ANSWERED, {"decision": "not_answered"})
+                self._save(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
+                self._asking.discard(call.id)
+                self._given.pop(call.id, None)
 
-def settle(convo: Facade, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
-    """Record what became of an interrupted call: "ran" (the person says what happened, in
-    ``note``), "run" (run it now, save the real result) or "model" (the repair text)."""
-    convo.reload()
-    rows = {r.id: r for r in open_interrupted(convo)}
-    row = rows.get(call_id)
-    if row is None:
-        if any(p.id == call_id for p in convo.repaired.pending):
-            raise SettleError(f"call {call_id!r} waits for approval, it was not interrupted: "
-                              "resume() asks about it again")
-        listed = ", ".join(sorted(rows)) or "none"
-        raise SettleError(
-            f"call {call_id!r} is not an open interrupted call of conversation {convo.id!r} "
-            f"(open ones: {listed}); only a call of the last assistant message that never "
-            "returned can be settled"
-        )
-    if how == "ran":
-        if not isinstance(note, str) or not note.strip():
-            raise SettleError('settle(call_id, "ran", note=...) needs a note saying what happened')
-        mark(convo, call_id, ANSWERED, {"settled": "ran", "by": "user"})
-        message = ToolMessage(call_id, row.name, f"{ENTERED_BY_USER}\n{note.strip()}")
-        convo._save(message)
-    elif how == "run":
-        call = convo._calls_by_id()[call_id]
-        mark(convo, call_id, STARTED, {"settled": "run"})
-        message = convo.tools.run(call)
-        convo._save(message)
-    elif how == "model":
-        mark(convo, call_id, ANSWERED, {"settled": "model"})
-        message = ToolMessage(call_id, row.name, row.note)
-        convo._save(message)
-    else:
-        raise SettleError(f'settle takes "ran", "run" or "model", got {how!r}')
-    convo.reload()
-    return message
+    # settling by hand
+
+    def open_interrupted(self) -> list[InterruptedCall]:
+        """Interrupted calls whose result can still be recorded in place: calls of the last
+        assistant message (only results after it) that kept their id. Elsewhere the
+        conversation went on without the result, so only the repair text fits."""
+        history = self._host.messages
+        last = len(history) - 1
+        while last >= 0 and isinstance(history[last], ToolMessage):
+            last -= 1
+        tail = history[last] if last >= 0 else None
+        if not isinstance(tail, AssistantMessage) or not tail.tool_calls:
+            return []
+        ids = {c.id for c in tail.tool_calls}
+        return [r for r in self._host.repaired.interrupted if r.original_id in ids and r.id == r.original_id]
+
+    def settle(self, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
+        """Record what became of an interrupted call: "ran" (the person says what happened, in
+        ``note``), "run" (run it now, save the real result) or "model" (the repair text)."""
+        host = self._host
+        host.reload()
+        rows = {r.id: r for r in self.open_interrupted()}
+        row = rows.get(call_id)
+        if row is None:
+            if any(p.id == call_id for p in host.repaired.pending):
+                raise SettleError(f"call {call_id!r} waits for approval, it was not interrupted: "
+                                  "resume() asks about it again")
+            listed = ", ".join(sorted(rows)) or "none"
+            raise SettleError(
+                f"call {call_id!r} is not an open interrupted call of conversation {host.id!r} "
+                f"(open ones: {listed}); only a call of the last assistant message that never "
+                "returned can be settled"
+            )
+        if how == "ran":
+            if not isinstance(note, str) or not note.strip():
+                raise SettleError('settle(call_id, "ran", note=...) needs a note saying what happened')
+            host.store.mark_call(host.id, call_id, ANSWERED, {"settled": "ran", "by": "user"})
+            message = ToolMessage(call_id, row.name, f"{ENTERED_BY_USER}\n{note.strip()}")
+        elif how == "run":
+            message = self._run(calls_by_id(host.messages)[call_id], {"settled": "run"})
+        elif how == "model":
+            host.store.mark_call(host.id, call_id, ANSWERED, {"settled": "model"})
+            message = ToolMessage(call_id, row.name, row.note)
+        else:
+            raise SettleError(f'settle takes "ran", "run" or "model", got {how!r}')
+        self._save(message)
+        host.reload()
+        return message

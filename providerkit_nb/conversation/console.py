@@ -1,33 +1,57 @@
-"""Plain-text live display of a turn while it streams: what a terminal (or a worker) shows.
+"""Plain-text live display of a send while it runs: what a terminal (or a worker) shows.
 
-The notebook layer draws the same turn as HTML in place (``notebook/live.py``); both take
-``show(assembler, final)``, so the facade never needs to know which one it has.
+The notebook layer draws the same as HTML in place (``notebook/live.py``); both are a ``Live``:
+``turn(assembler, final)`` while a turn streams, ``tool(call, status, result)`` as each call
+starts and ends, ``stopped(asm)`` when Stop lands in a stream, ``note(text)`` for what a person
+must know now (a tool that cannot be stopped). The facade never needs to know which one it has.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from ..core.messages import ToolCall
 from ..core.turn import TurnAssembler
 
-__all__ = ["Show", "TerminalLive", "no_display", "terminal_display"]
+__all__ = ["Live", "TerminalLive", "no_display", "terminal_display", "RESULT_PREVIEW"]
 
-Show = Callable[[TurnAssembler, bool], None]
-
-
-def no_display(asm: TurnAssembler, final: bool) -> None:
-    return None
+RESULT_PREVIEW = 300  # characters of a tool's result a live display shows
 
 
-def terminal_display(mode: bool | str = "auto") -> Show:
+class Live:
+    """The faces of one send: every method does nothing here (``display=False``)."""
+
+    def turn(self, asm: TurnAssembler, final: bool) -> None:
+        return None
+
+    def stopped(self, asm: TurnAssembler) -> None:
+        """Stop landed while the turn streamed: what was shown is not saved."""
+        return None
+
+    def tool(self, call: ToolCall, status: str, result: str | None = None) -> None:
+        """A call's status: "running", then how it ended ("done", "failed", "timeout", "late",
+        "denied", "stopped") with its result text."""
+        return None
+
+    def note(self, text: str) -> None:
+        return None
+
+
+no_display = Live()
+
+
+def terminal_display(mode: bool | str = "auto") -> Live:
     """The display of a Conversation with no notebook behind it: text, or nothing."""
     return no_display if mode is False else TerminalLive()
 
 
-class TerminalLive:
-    """The new text printed as it arrives, then the calls once the turn ends."""
+def preview(text: str, limit: int = RESULT_PREVIEW) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+class TerminalLive(Live):
+    """The new text printed as it arrives, then the calls and their results."""
 
     def __init__(self, out: Any = None) -> None:
         self._out = out or sys.stdout
@@ -35,7 +59,7 @@ class TerminalLive:
         self._reasoning = 0
         self._calls = 0
 
-    def __call__(self, asm: TurnAssembler, final: bool) -> None:
+    def turn(self, asm: TurnAssembler, final: bool) -> None:
         write = self._out.write
         pieces = asm.reasoning_pieces
         if len(pieces) > self._reasoning:
@@ -55,4 +79,22 @@ class TerminalLive:
                 write(f"\n-> {c.name}({c.arguments})")
             self._calls = len(snap.message.tool_calls or [])
             write("\n")
+            self._text = self._reasoning = self._calls = 0  # the next turn starts afresh
+        self._out.flush()
+
+    def stopped(self, asm: TurnAssembler) -> None:
+        self._out.write("\n[stopped: not saved]\n")
+        self._out.flush()
+
+    def tool(self, call: ToolCall, status: str, result: str | None = None) -> None:
+        if status == "running":
+            return
+        line = f"<- {call.name}: {status}"
+        if result:
+            line += f": {preview(result)}"
+        self._out.write(line + "\n")
+        self._out.flush()
+
+    def note(self, text: str) -> None:
+        self._out.write(f"[{text}]\n")
         self._out.flush()

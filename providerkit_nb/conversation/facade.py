@@ -35,19 +35,20 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
-from ..core.repair import Repaired, repair_history
+from ..core.repair import INTERRUPTED_STOPPED, Repaired, repair_history
 from ..core.structured import JsonFormat, JsonReply, json_format, read_answer
 from ..core.tools import Tool, ToolRegistry
 from ..core.turn import Turn, TurnAssembler
 from ..core.usage import UsageTracker
+from ..store.base import Store
+from ..store.call_marks import FINISHED, LOST, STARTED, STOPPED
 from . import approval
-from .console import Show, terminal_display
+from .console import Live, no_display, terminal_display
 
 if TYPE_CHECKING:
     from ..core.repair import InterruptedCall
     from ..core.usage import Rate
     from ..providers.base import Provider
-    from ..store.base import Store
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -101,6 +102,32 @@ class TurnRecord:
     step: int
     error: str | None = None
 
+    def to_stored(self) -> dict[str, Any]:
+        """What the store keeps per turn (``save_turn_usage``): usage and timings, the calls by
+        id and name; never the text, which is in the history."""
+        t = self.turn
+        return {
+            "usage": t.usage.to_dict() if t.usage is not None else None,
+            "model": t.model,
+            "finish_reason": t.finish_reason,
+            "calls": [[c.id, c.name] for c in t.message.tool_calls or []],
+            "started_at": self.started_at,
+            "seconds": self.seconds,
+            "first_chunk_seconds": self.first_chunk_seconds,
+            "step": self.step,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_stored(cls, d: dict[str, Any]) -> TurnRecord:
+        from ..core.turn import Usage
+
+        calls = [ToolCall(str(i), str(n), "") for i, n in d.get("calls") or []]
+        usage = Usage.from_dict(d["usage"]) if d.get("usage") else None
+        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"))
+        return cls(turn, float(d.get("started_at") or 0.0), float(d.get("seconds") or 0.0),
+                   d.get("first_chunk_seconds"), int(d.get("step") or 0), d.get("error"))
+
 
 @dataclass(slots=True)
 class _State:
@@ -114,10 +141,7 @@ def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
     @functools.wraps(method)
     def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         self: Any = args[0]
-        hold = getattr(self.store, "hold", None)
-        if hold is None:  # a store of your own without the guard
-            return method(*args, **kwargs)
-        with hold(self.id, wait=self.busy_wait):
+        with self.store.hold(self.id, wait=self.busy_wait):
             return method(*args, **kwargs)
 
     return run
@@ -133,7 +157,8 @@ class Conversation:
     ``options`` are per-call options passed to every ``create_stream`` (effort, max_tokens...).
     ``display`` is "auto" (live display in a notebook, plain text in a terminal), True or False.
     ``rate`` (a ``Rate`` or ``{"input", "output", "cache_read", "cache_write"}`` in USD per
-    million tokens) prices ``usage``, the session's ``UsageTracker``; ``budget_usd`` stops
+    million tokens) prices ``usage``, the conversation's ``UsageTracker`` (every turn it
+    streamed, read back from the store after a restart); ``budget_usd`` stops
     ``send`` with ``BudgetExceeded`` before a call once the spend has reached it.
     ``compact=True`` summarises the older part of the history with the same provider when a
     call fails with kind ``context`` or the last prompt nearly filled ``context_window``
@@ -172,21 +197,32 @@ class Conversation:
         self.max_steps = max_steps
         self.display = display
         self.options = dict(options or {})
-        self.records: list[TurnRecord] = []
         self.usage = UsageTracker(rate=rate, budget_usd=budget_usd)
+        # every turn this conversation streamed, read back from the store (usage survives a restart)
+        self.records: list[TurnRecord] = [TurnRecord.from_stored(d) for d in store.turn_usage(conversation_id)]
+        for rec in self.records:
+            self.usage.add(rec.turn.usage)
         self.compact = compact
         self.context_window = context_window
         self.compactions = 0
         self._last_input = 0  # the newest turn's prompt size, for the compaction decision
         self._json: JsonFormat | None = None
+        self._live: Live = no_display  # the display of the send running now
+        self._running: dict[str, dict[str, Any]] = {}  # call id -> its mark detail, until saved
         self.session_id: str = store.session_id(conversation_id)
         self._history: list[Message] = list(store.load(conversation_id))
         if system is not None:
             self._set_system(system, replace_system)
-        self.approve = approve  # None: tools run as they come; "ask" or a callable: see approval
-        self._approver = approval.resolve_approver(approve, self._ask)
-        self._asking: set[str] = approval.asking_ids(store, conversation_id)
-        self.repaired: Repaired = self.repair()
+        self.repaired = Repaired(list(self._history))
+        self._stopped: set[str] = set()
+        self._maybe_lost: set[str] = set()
+        # None: tools run as they come; "ask" or a callable: a person decides (see approval)
+        self.approval = approval.Approval(
+            self, approve, self._ask, save=self._save, run=self._run_call,
+            tell=lambda call, status, text: self._live.tool(call, status, text),
+        )
+        self._read_marks()
+        self.repair()
 
     def _set_system(self, system: str, replace: bool) -> None:
         stored = [m for m in self._history if isinstance(m, SystemMessage)]
@@ -209,8 +245,14 @@ class Conversation:
 
     @property
     def interrupted(self) -> list[InterruptedCall]:
-        """Calls that never returned, as the last repair saw them."""
+        """Calls that never returned, as the last repair saw them (the loop repairs again as
+        soon as Stop lands, so right after Stop this already lists the stopped call)."""
         return list(self.repaired.interrupted)
+
+    @property
+    def approve(self) -> approval.Approve:
+        """What ``approve=`` was: None, "ask" or the callable."""
+        return self.approval.approve
 
     def is_read_only(self, name: str) -> bool:
         try:
@@ -220,16 +262,38 @@ class Conversation:
 
     def repair(self) -> Repaired:
         """Repair what is stored (without changing the store) and remember the result."""
+        told = {cid: INTERRUPTED_STOPPED for cid in self._stopped}
         self.repaired = repair_history(
-            active_history(self._history), is_read_only=self.is_read_only, pending=self._asking
+            active_history(self._history),
+            is_read_only=self.is_read_only,
+            pending=self.approval.asking,
+            notes=told,
         )
         return self.repaired
 
     def reload(self) -> Repaired:
         """Read the store again (another process may have written to it)."""
         self._history = list(self.store.load(self.id))
-        self._asking = approval.asking_ids(self.store, self.id)
+        self._read_marks()
         return self.repair()
+
+    def _read_marks(self) -> None:
+        self.approval.reload()
+        marks = self.store.call_marks(self.id)
+        self._stopped = {cid for cid, m in marks.items() if m.state == STOPPED}
+        # started by an earlier process: lost if it has no result (checked under the hold)
+        self._maybe_lost = {cid for cid, m in marks.items() if m.state == STARTED}
+
+    def _mark_lost(self) -> None:
+        """Under the hold: a call marked started with no result was running when its process
+        ended. Say so in its mark (the model is told it may have partly run)."""
+        if not self._maybe_lost:
+            return  # the common case: no read of the marks on every send
+        answered = {m.tool_call_id for m in self._history if isinstance(m, ToolMessage)}
+        for cid, m in self.store.call_marks(self.id).items():
+            if m.state == STARTED and cid not in answered and cid in self._maybe_lost:
+                self.store.mark_call(self.id, cid, LOST, {**m.detail, "was": STARTED})
+        self._maybe_lost = set()
 
     # acting ----------------------------------------------------------------
 
@@ -262,12 +326,13 @@ class Conversation:
         message = text if isinstance(text, UserMessage) else UserMessage(
             text if isinstance(text, str) else list(text)
         )
-        if self._asking and self.repair().pending:  # calls still waiting did not run: say so
-            approval.skip_pending(self)
+        self._mark_lost()
+        if self.approval.asking and self.repair().pending:  # calls still waiting did not run: say so
+            self.approval.skip_pending()
         self._save(message)
         self._json = fmt
         try:
-            turn = self._loop()
+            turn = self._run_loop(self._loop)
         finally:
             self._json = None
         if fmt is None:
@@ -285,18 +350,23 @@ class Conversation:
         real results are saved; calls that may have side effects are never re-run: the model is
         told they were interrupted and decides.
         """
-        repaired = self.reload()
+        self.reload()
+        self._mark_lost()
+        return self._run_loop(lambda: self._resume(rerun_read_only))
+
+    def _resume(self, rerun_read_only: bool) -> Turn | None:
+        repaired = self.repaired
         if repaired.pending:  # the question was open when the last process stopped: ask again
-            approval.answer_pending(self)
+            self.approval.answer_pending()
             repaired = self.repair()
         if rerun_read_only:
-            by_id = self._calls_by_id()
+            by_id = approval.calls_by_id(self._history)
             for row in repaired.interrupted:
                 if not row.read_only or row.original_id != row.id:
                     continue  # renamed duplicates are left to the note: their result is ambiguous
                 call = by_id.get(row.original_id)
                 if call is not None:
-                    self._save(self.tools.run(call))
+                    self._save(self._run_call(call, {"rerun": "read_only"}))
             self.repair()
         last = next((m for m in reversed(self.repaired.messages) if not isinstance(m, SystemMessage)), None)
         if isinstance(last, AssistantMessage) and not last.tool_calls:
@@ -307,17 +377,47 @@ class Conversation:
 
     # the loop --------------------------------------------------------------
 
-    def _calls_by_id(self) -> dict[str, ToolCall]:
-        calls: dict[str, ToolCall] = {}
-        for m in self._history:
-            if isinstance(m, AssistantMessage) and m.tool_calls:
-                for c in m.tool_calls:
-                    calls[c.id] = c
-        return calls
-
     def _save(self, message: Message) -> None:
         self.store.save(self.id, message)
         self._history.append(message)
+        if isinstance(message, ToolMessage) and message.tool_call_id in self._running:
+            detail = self._running.pop(message.tool_call_id)
+            self.store.mark_call(self.id, message.tool_call_id, FINISHED, detail)
+
+    def _run_call(self, call: ToolCall, detail: dict[str, Any]) -> ToolMessage:
+        """Run one call on this thread, its mark following it: "started" before it runs,
+        "stopped" if Stop lands in it (no result is saved: what it did is what it did), and
+        "finished" once the caller saves its result."""
+        self.store.mark_call(self.id, call.id, STARTED, detail)
+        self._live.tool(call, "running")
+        t0 = time.monotonic()
+        try:
+            result = self.tools.invoke(call, notify=self._live.note)
+        except BaseException as exc:
+            seconds = round(time.monotonic() - t0, 3)
+            if isinstance(exc, KeyboardInterrupt):
+                self._stopped.add(call.id)
+                self._live.tool(call, "stopped", "stopped where it was running; no result saved")
+                self.store.mark_call(self.id, call.id, STOPPED, {**detail, "seconds": seconds})
+            raise
+        status = "done" if result.kind == "ok" else result.kind
+        self._live.tool(call, status, result.message.content)
+        self._running[call.id] = {**detail, "kind": result.kind, "seconds": round(result.seconds, 3)}
+        return result.message
+
+    def _run_loop(self, loop: Callable[[], Turn | None]) -> Turn | None:
+        """One send or resume under one live display."""
+        self._live = self._live_display()
+        try:
+            turn = loop()
+        except BaseException:
+            self.repair()  # what Stop left: ``interrupted`` and the views say it at once
+            raise
+        finally:
+            live, self._live = self._live, no_display
+        if turn is not None and live is not no_display:
+            turn.shown_live = True  # a cell ending in send(...) shows the answer once
+        return turn
 
     def _loop(self) -> Turn:
         turn: Turn | None = None
@@ -332,18 +432,17 @@ class Conversation:
                 if not (self.compact and exc.kind == ErrorKind.CONTEXT and self.compact_now()):
                     raise
                 turn = self._stream_turn(self.repair().messages, step)  # once, on the summary
-            if self._approver is not None:  # marked before the call is saved: see approval
-                approval.mark_asking(self, turn.message.tool_calls or [])
+            self.approval.mark_asking(turn.message.tool_calls or [])  # before the call is saved
             if turn.message.has_content:
                 self._save(turn.message)  # before its tools run
             calls = turn.message.tool_calls or []
             if not calls:
                 return turn
             for call in calls:
-                if self._approver is not None and call.id in self._asking:  # a person decides
-                    approval.run_call(self, call, self._approver)
+                if self.approval.needs(call):  # a person decides
+                    self.approval.run_call(call)
                 else:
-                    self._save(self.tools.run(call))  # each result as it comes back
+                    self._save(self._run_call(call, {}))  # each result as it comes back
         self.repair()
         raise StepLimitReached(self.max_steps, turn)
 
@@ -353,7 +452,7 @@ class Conversation:
         started = time.time()
         t0 = time.monotonic()
         first: float | None = None
-        show: Show = self._live_display()
+        show = self._live
         options = self.options if self._json is None else {**self.options, "json": self._json}
         stream = self.provider.create_stream(
             messages, tools, session_id=self.session_id, **options
@@ -363,29 +462,46 @@ class Conversation:
                 if first is None:
                     first = time.monotonic() - t0
                 asm.feed(chunk)
-                show(asm, False)
+                show.turn(asm, False)
             turn = asm.turn()
+        except KeyboardInterrupt as exc:
+            self._lose(asm, exc, started, t0, first, step)
+            show.stopped(asm)
+            stopped = KeyboardInterrupt("stopped while the answer streamed: what was shown is not saved")
+            stopped.partial = asm.snapshot()  # type: ignore[attr-defined]
+            raise stopped from None  # from here, not from deep inside the HTTP client
         except BaseException as exc:
-            partial = asm.snapshot()
             try:
-                exc.partial = partial  # type: ignore[attr-defined]
+                exc.partial = asm.snapshot()  # type: ignore[attr-defined]
             except Exception:
                 pass
-            self._keep_lost_turn(partial, exc)
-            self.usage.add(partial.usage)
-            self.records.append(
-                TurnRecord(partial, started, time.monotonic() - t0, first, step, error=_describe(exc))
-            )
-            show(asm, True)
+            self._lose(asm, exc, started, t0, first, step)
+            show.turn(asm, True)
             raise
         finally:
             stream.close()
-        show(asm, True)
+        show.turn(asm, True)
         self.usage.add(turn.usage)
         if turn.usage is not None:
             self._last_input = turn.usage.input_tokens
-        self.records.append(TurnRecord(turn, started, time.monotonic() - t0, first, step))
+        self._record(TurnRecord(turn, started, time.monotonic() - t0, first, step))
         return turn
+
+    def _lose(
+        self, asm: TurnAssembler, exc: BaseException, started: float, t0: float, first: float | None, step: int
+    ) -> None:
+        """A turn that did not finish: kept aside for inspection, counted, never in the history."""
+        partial = asm.snapshot()
+        self._keep_lost_turn(partial, exc)
+        self.usage.add(partial.usage)
+        self._record(TurnRecord(partial, started, time.monotonic() - t0, first, step, error=_describe(exc)))
+
+    def _record(self, rec: TurnRecord) -> None:
+        self.records.append(rec)
+        try:
+            self.store.save_turn_usage(self.id, rec.to_stored())
+        except Exception:  # accounting must never mask the turn itself
+            pass
 
     def _window(self) -> int:
         model = self.options.get("model") or getattr(self.provider, "model", "") or ""
@@ -410,11 +526,10 @@ class Conversation:
         return True
 
     def _keep_lost_turn(self, partial: Turn, exc: BaseException) -> None:
-        keep = getattr(self.store, "save_lost_turn", None)
-        if keep is None or not (partial.message.content or partial.message.tool_calls or partial.message.reasoning):
+        if not (partial.message.content or partial.message.tool_calls or partial.message.reasoning):
             return
         try:
-            keep(self.id, partial, _describe(exc))
+            self.store.save_lost_turn(self.id, partial, _describe(exc))
         except Exception:  # the side table is for inspection; never mask the real failure
             pass
 
@@ -422,7 +537,7 @@ class Conversation:
     # Conversation (``pk.Conversation``) draws HTML in place, asks through a widget and adds
     # ``view()``, so this layer never imports the notebook's.
 
-    def _live_display(self) -> Show:
+    def _live_display(self) -> Live:
         return terminal_display(self.display)
 
     @staticmethod
@@ -434,7 +549,7 @@ class Conversation:
         """Decide by hand what became of an interrupted call that may have run, and save it:
         ``"ran"`` (``note`` says what happened; saved as entered by the user), ``"run"`` (run it
         now and save the real result) or ``"model"`` (the repair text: the model decides)."""
-        return approval.settle(self, call_id, how, note)
+        return self.approval.settle(call_id, how, note)
 
     def __repr__(self) -> str:
         spent = ""

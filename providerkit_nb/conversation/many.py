@@ -63,8 +63,10 @@ def run_one(
     row: dict[str, Any] = {"cid": cid, "outcome": "failed", "turns": 0, "error_kind": None,
                            "error": None, "seconds": 0.0, "worker": _worker()}
     conv = None
+    before = 0
     try:
         conv = make(cid)
+        before = len(conv.records)  # the turns of earlier runs, read back from the store
         conv.busy_wait = busy_wait
         turn = conv.send(prompt) if prompt is not None else conv.resume(rerun_read_only=rerun_read_only)
         if turn is None:
@@ -81,7 +83,7 @@ def run_one(
                    error=f"{type(exc).__name__}: {exc}"[:500])
     finally:
         if conv is not None:
-            row["turns"] = len(conv.records)
+            row["turns"] = len(conv.records) - before
         row["seconds"] = round(time.monotonic() - started, 4)
     return row
 

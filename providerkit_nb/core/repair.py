@@ -13,7 +13,7 @@ The analysis (``analyze``) is shared with ``validate_history``, so "what validat
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from .messages import (
 
 __all__ = [
     "INTERRUPTED_READ_ONLY",
+    "INTERRUPTED_STOPPED",
     "INTERRUPTED_MAY_HAVE_RUN",
     "InterruptedCall",
     "PendingCall",
@@ -47,6 +48,10 @@ INTERRUPTED_READ_ONLY = (
 INTERRUPTED_MAY_HAVE_RUN = (
     "This call was interrupted before it returned. It may have partly run, so check its effect "
     "before calling it again."
+)
+INTERRUPTED_STOPPED = (
+    "The user stopped this call while it was running, before it returned. What it did up to "
+    "that moment is done and the rest did not run, so check its effect before calling it again."
 )
 
 # Why a tool message could not stay a result (these are also validate's rule ids).
@@ -345,6 +350,7 @@ def repair_history(
     is_read_only: Callable[[str], bool] | None = None,
     *,
     pending: Collection[str] = (),
+    notes: Mapping[str, str] | None = None,
 ) -> Repaired:
     """Return a history every provider accepts, the calls that never returned, and every edit.
 
@@ -362,6 +368,10 @@ def repair_history(
     own results after it are left unanswered and listed in ``Repaired.pending``; anywhere else
     the conversation went on without the answer, so they are repaired like any other call.
 
+    ``notes`` (call id -> text) replaces the interrupted text for calls a caller knows more
+    about (a Conversation's call marks: ``INTERRUPTED_STOPPED`` for a call the Stop button
+    landed in).
+
     ``is_read_only`` may raise for an unknown tool; that call then counts as not read-only.
     The input is never mutated.
     """
@@ -373,7 +383,7 @@ def repair_history(
     if paused:
         gc.disable()
     try:
-        return _repair(messages, is_read_only, frozenset(pending))
+        return _repair(messages, is_read_only, frozenset(pending), notes or {})
     finally:
         if paused:
             gc.enable()
@@ -383,6 +393,7 @@ def _repair(
     messages: Sequence[Message | dict[str, Any]],
     is_read_only: Callable[[str], bool] | None,
     waiting: frozenset[str],
+    told: Mapping[str, str],
 ) -> Repaired:
     a = analyze(messages)
     msgs = a.messages
@@ -411,7 +422,7 @@ def _repair(
                 ro = read_only.get(call.name)
                 if ro is None:
                     ro = read_only[call.name] = _read_only(is_read_only, call.name)
-                text = INTERRUPTED_READ_ONLY if ro else INTERRUPTED_MAY_HAVE_RUN
+                text = told.get(call.id) or (INTERRUPTED_READ_ONLY if ro else INTERRUPTED_MAY_HAVE_RUN)
                 out.append(ToolMessage(send_id, call.name, text))
                 interrupted.append(
                     InterruptedCall(send_id, call.id, call.name, call.arguments, ro, at, text)

@@ -302,3 +302,19 @@ class JsonReply(Generic[_T]):
 
     def __iter__(self) -> Iterator[Any]:
         return iter((self.value, self.turn))
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        """Shown as its value (or why there is none), as a notebook user expects."""
+        if self.error is not None:
+            p.text(f"JsonReply(error={self.error!r})")
+        else:
+            p.pretty(self.value)
+
+    def _ipython_display_(self) -> None:
+        from IPython import display as ipd
+
+        show: Any = ipd.display  # IPython's display is untyped
+        if self.error is not None:
+            print(f"JsonReply: no value: {self.error}")
+        else:
+            show(self.value)

@@ -4,7 +4,7 @@
 or the tool did wrong (bad JSON, unknown tool, arguments that break the schema, an exception,
 a timeout): the model reads what went wrong and decides, and the loop that saves each message
 as it happens keeps going. Only KeyboardInterrupt (and SystemExit) get through, because a
-person pressing Stop must always win.
+person pressing Stop must always win: the tool runs on the calling thread, so Stop reaches it.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ def tool(
 class ToolResult:
     """How a call went: the message to save, plus what happened (for logs and views).
 
-    ``kind`` is "ok", "unknown_tool", "invalid_json", "invalid_input", "failed" or "timeout".
+    ``kind`` is "ok", "unknown_tool", "invalid_json", "invalid_input", "failed", "timeout" or
+    "late" (it returned after its timeout, where it could not be stopped).
     """
 
     message: ToolMessage
@@ -261,17 +262,31 @@ class ToolRegistry:
         keep = set(allow)
         return [t.definition for t in self._tools.values() if t.name in keep]
 
-    def run(self, call: ToolCall | dict[str, Any], *, timeout: float | None = None) -> ToolMessage:
+    def run(
+        self,
+        call: ToolCall | dict[str, Any],
+        *,
+        timeout: float | None = None,
+        notify: Callable[[str], None] | None = None,
+    ) -> ToolMessage:
         """Run one call and return its tool message; see ``invoke`` for what can go wrong."""
-        return self.invoke(call, timeout=timeout).message
+        return self.invoke(call, timeout=timeout, notify=notify).message
 
-    def invoke(self, call: ToolCall | dict[str, Any], *, timeout: float | None = None) -> ToolResult:
+    def invoke(
+        self,
+        call: ToolCall | dict[str, Any],
+        *,
+        timeout: float | None = None,
+        notify: Callable[[str], None] | None = None,
+    ) -> ToolResult:
         """Run one call; every failure of the model or the tool becomes the message's content.
 
-        The tool runs in a worker thread so its timeout (the tool's own, or ``timeout``) can
-        be enforced. A timed-out tool cannot be killed: its thread is left to finish in the
-        background and whatever it returns is discarded. KeyboardInterrupt while waiting, or
-        raised by the tool, propagates.
+        The tool runs on the calling thread, like a plain function call in a cell, so the Stop
+        button (KeyboardInterrupt) lands inside it and stops it where it runs. Its timeout (the
+        tool's own, or ``timeout``) raises ``ToolTimeout`` inside it too (see ``tool_run``);
+        a tool that could not be stopped in time (blocked in C code) and returns anyway gives a
+        result of kind "late" that says so, and ``notify`` (if given) hears, from another thread,
+        that it is still running and what to do. KeyboardInterrupt and SystemExit propagate.
         """
         if isinstance(call, dict):
             call = ToolCall.from_dict(call)
@@ -330,50 +345,34 @@ class ToolRegistry:
         limit = t.timeout if timeout is None else timeout
         if not math.isfinite(limit) or limit <= 0:
             raise ValueError("timeout must be a finite number of seconds > 0")
-        return self._execute(t, cid, args, limit)
+        return self._execute(t, cid, args, limit, notify)
 
     @staticmethod
-    def _execute(t: Tool, cid: str, args: dict[str, Any], limit: float) -> ToolResult:
-        import contextvars
-        import threading  # here, not at the top: ``import providerkit_nb`` stays light
+    def _execute(
+        t: Tool, cid: str, args: dict[str, Any], limit: float, notify: Callable[[str], None] | None
+    ) -> ToolResult:
+        from .tool_run import ToolTimeout, run_here
 
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def work() -> None:
-            try:
-                box["value"] = t.run(args)
-            except BaseException as exc:  # handed to the waiting thread, which decides
-                box["error"] = exc
-            finally:
-                done.set()
-
-        ctx = contextvars.copy_context()
         started = time.monotonic()
-        worker = threading.Thread(target=ctx.run, args=(work,), name=f"tool:{t.name}", daemon=True)
-        worker.start()
-        if not done.wait(limit):
+        try:
+            outcome = run_here(lambda: t.run(args), limit, t.name, notify)
+        except ToolTimeout:
             after = (
                 " It changes nothing, so it is safe to call again (perhaps with a smaller request)."
                 if t.read_only
-                else " It may still be running or have partly run, so check its effect before "
-                "calling it again."
+                else " It may have partly run, so check its effect before calling it again."
             )
             return ToolResult(
                 ToolMessage(
                     cid,
                     t.name,
-                    f"Error: {t.name} did not finish within {limit:g} s, so it was abandoned and "
-                    f"its result will be discarded.{after}",
+                    f"Error: {t.name} did not finish within {limit:g} s, so it was stopped where it "
+                    f"was running.{after}",
                 ),
                 "timeout",
                 time.monotonic() - started,
             )
-        seconds = time.monotonic() - started
-        error = box.get("error")
-        if error is not None:
-            if not isinstance(error, Exception):
-                raise error  # KeyboardInterrupt, SystemExit: never turned into a message
+        except Exception as error:
             after = (
                 " Check the arguments, or try another way."
                 if t.read_only
@@ -382,6 +381,19 @@ class ToolRegistry:
             return ToolResult(
                 ToolMessage(cid, t.name, f"Error: {t.name} failed with {_short(error)}.{after}"),
                 "failed",
+                time.monotonic() - started,
+            )
+        seconds = time.monotonic() - started
+        text = _result_text(outcome.value)
+        if outcome.late:
+            return ToolResult(
+                ToolMessage(
+                    cid,
+                    t.name,
+                    f"[{t.name} finished late: it ran {seconds:.1f} s, past its timeout of "
+                    f"{limit:g} s, where it could not be stopped. Its result:]\n{text}",
+                ),
+                "late",
                 seconds,
             )
-        return ToolResult(ToolMessage(cid, t.name, _result_text(box.get("value"))), "ok", seconds)
+        return ToolResult(ToolMessage(cid, t.name, text), "ok", seconds)

@@ -174,12 +174,15 @@ class Turn:
     """One assistant turn as the provider gave it: the message to save, plus its accounting.
 
     ``finish_reason`` is None only on a snapshot of a turn that has not finished.
+    ``shown_live`` is set by a live display that already drew it, so a cell ending in
+    ``convo.send(...)`` shows the answer once (not part of the turn's data).
     """
 
     message: AssistantMessage
     usage: Usage | None = None
     finish_reason: str | None = None
     model: str | None = None
+    shown_live: bool = field(default=False, repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
@@ -207,6 +210,16 @@ class Turn:
         from .html import turn_html
 
         return turn_html(self)
+
+    def _ipython_display_(self) -> None:
+        """Drawn already by the live display of the send that made it: nothing more to show."""
+        if self.shown_live:
+            return
+        from IPython import display as ipd
+
+        show: Any = ipd.display  # IPython's display and HTML are untyped
+        html: Any = ipd.HTML
+        show(html(self._repr_html_()))
 
 
 # --------------------------------------------------------------------------- assembly

@@ -1,9 +1,13 @@
 """The approval widget: a call and its arguments, with Approve / Deny / Edit arguments.
 
-A cell that is running cannot receive widget clicks, so ``wait`` blocks with jupyter-ui-poll,
-which lets the kernel handle the widget's messages (and only those) while the cell waits. The
-Stop button raises KeyboardInterrupt inside that wait like anywhere else: the widget says so,
-disables itself, and the call stays "asking" in the store for the next ``resume``.
+Under a running cell (``convo.send`` with ``approve="ask"``), the cell cannot receive widget
+clicks, so ``wait`` blocks with jupyter-ui-poll, which lets the kernel handle the widget's
+messages (and only those) while the cell waits. The Stop button raises KeyboardInterrupt inside
+that wait like anywhere else: the widget says so, disables itself, and the call stays "asking"
+in the store for the next ``resume``.
+
+From a button's callback (the history view's Resume) nothing may wait: the widget is shown in
+the view and answers through ``on_decide``, its own button callback, which carries on.
 """
 
 from __future__ import annotations
@@ -42,9 +46,10 @@ class ApprovalWidget:
     """One question about one call. Drive it from Python (``approve()``, ``deny()``,
     ``edit()`` then ``editor.value = ...`` and ``submit_edit()``) or by clicking."""
 
-    def __init__(self, call: ToolCall) -> None:
+    def __init__(self, call: ToolCall, on_decide: Callable[[Decision], Any] | None = None) -> None:
         self.call = call
         self.decision: Decision | None = None
+        self.on_decide = on_decide
         pretty = _pretty(call.arguments)
         self.header = w.HTML(
             value=(
@@ -63,6 +68,7 @@ class ApprovalWidget:
             description="Run with these arguments", button_style="warning", layout=w.Layout(display=_HIDDEN)
         )
         self.status = w.Label(value="waiting for your answer")
+        self.status.add_class("pk-approval-status")
         self.root = w.VBox(
             [
                 self.header,
@@ -87,10 +93,14 @@ class ApprovalWidget:
     # answers ---------------------------------------------------------------
 
     def approve(self) -> None:
-        self._decide(Decision("approve"), "approved: running it")
+        self._decide(Decision("approve"), "approved")
 
     def deny(self) -> None:
         self._decide(Decision("deny"), "denied: the model is told it did not run")
+
+    def finished(self, text: str) -> None:
+        """How the call ended, once it has: the status line ends in what happened."""
+        self.status.value = text
 
     def edit(self) -> None:
         """Show the arguments as editable JSON."""
@@ -108,7 +118,7 @@ class ApprovalWidget:
         if not isinstance(value, dict):
             self.status.value = "the arguments must be a JSON object: fix them and press the button again"
             return
-        self._decide(Decision("edit", value), "edited: running it with your arguments")
+        self._decide(Decision("edit", value), "edited")
 
     def _decide(self, decision: Decision, text: str) -> None:
         if self.decision is not None:
@@ -116,6 +126,8 @@ class ApprovalWidget:
         self.decision = decision
         self.status.value = text
         self._close()
+        if self.on_decide is not None:
+            self.on_decide(decision)
 
     def _close(self) -> None:
         for b in self.buttons:
@@ -181,7 +193,12 @@ def ask_widget(call: ToolCall) -> Decision:
     """Show the question under the running cell and block until it is answered."""
     widget = ApprovalWidget(call)
     _display(widget.root)
-    return widget.wait()
+    decision = widget.wait()
+    if decision.action != "deny":
+        from .live import ANSWERED
+
+        ANSWERED[call.id] = widget  # the live display ends its status line in what happened
+    return decision
 
 
 def ask_interactive(call: ToolCall) -> Decision:

@@ -1,17 +1,18 @@
 """The Conversation a notebook user gets as ``pk.Conversation``: the facade plus its faces.
 
 The facade itself (``providerkit_nb.conversation``) runs headless: text in a terminal, a prompt
-on stdin. Here it draws the turn as HTML in place while it streams, asks for approval through
-a widget, and shows the history before and after repair with ``view()``. Outside a kernel each
-of these falls back to the terminal's, so one class serves every place a user types.
+on stdin. Here it draws each send as HTML in place (the turns, each call and its result),
+asks for approval through a widget, and shows the history before and after repair with
+``view()``. Outside a kernel each of these falls back to the terminal's, so one class serves
+every place a user types.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import facade as conversation
-from ..conversation.console import Show
+from ..conversation.console import Live
 from ..core.messages import ToolCall
 
 if TYPE_CHECKING:
@@ -24,10 +25,14 @@ __all__ = ["Conversation"]
 class Conversation(conversation.Conversation):
     __doc__ = conversation.Conversation.__doc__
 
-    def _live_display(self) -> Show:
+    # Where the history view's Resume draws the send (an ipywidgets HTML), instead of under a
+    # running cell: a button's callback has no cell to draw under.
+    live_into: Any = None
+
+    def _live_display(self) -> Live:
         from .live import live_display
 
-        return live_display(self.display)
+        return live_display(self.display, into=self.live_into)
 
     @staticmethod
     def _ask(call: ToolCall) -> Decision:

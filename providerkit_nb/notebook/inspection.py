@@ -6,6 +6,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from ..conversation import Conversation
 from ..core.repair import Repaired
 from ..transcripts import inspection as _analysis
 
@@ -83,6 +84,11 @@ def inspect(source: Any, **options: Any) -> Inspection:
     """Load a transcript, list what a provider would refuse in it, repair it; show it in a view.
 
     Takes what ``providerkit_nb.transcripts.inspection.inspect`` takes (``format=``, ``thread=``,
-    ``wire=``, ``is_read_only=``)."""
-    found = _analysis.inspect(source, **options)
+    ``wire=``, ``is_read_only=``). A ``Conversation`` is inspected as its store knows it: its
+    repair (with the call marks: calls waiting for approval, calls the Stop button landed in) is
+    the one ``convo.interrupted`` and ``convo.view()`` show."""
+    if isinstance(source, Conversation):
+        found = _analysis.inspect_conversation(source, wire=options.get("wire"))
+    else:
+        found = _analysis.inspect(source, **options)
     return Inspection(**{f.name: getattr(found, f.name) for f in fields(found)})

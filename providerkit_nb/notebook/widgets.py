@@ -211,11 +211,17 @@ class HistoryView:
         self.after = w.HTML(value="<i>not repaired yet: press Repair</i>")
         self.interrupted_html = w.HTML(value="")
         self.pending_html = w.HTML(value="")
+        # The view's own output: what Resume runs is drawn here, and a question it must ask is
+        # shown here, answered by its own buttons (a button's callback never waits).
+        self.live = w.HTML(value="")
+        self.asks = w.VBox([])
         self.settle_box = w.VBox([])
         self.root = w.VBox(
             [
                 self.title,
                 w.HBox([self.repair_button, self.resume_button]),
+                self.asks,
+                self.live,
                 w.HBox([self.show, self.role, self.kind]),
                 w.HBox([self.prev_button, self.page_label, self.next_button]),
                 self.status,
@@ -232,10 +238,11 @@ class HistoryView:
                 self.pending_html,
             ]
         )
+        self.root.add_class("pk-view")
         for control in (self.show, self.role, self.kind):
             control.observe(lambda _change: self.go_to(0), names="value")
         self.repair_button.on_click(lambda _b: self.repair())
-        self.resume_button.on_click(lambda _b: self.resume())
+        self.resume_button.on_click(lambda _b: self._resume_clicked())
         self.prev_button.on_click(lambda _b: self.go_to(self.page - 1))
         self.next_button.on_click(lambda _b: self.go_to(self.page + 1))
         self._render()
@@ -326,19 +333,65 @@ class HistoryView:
         return self.repaired
 
     def resume(self, **kwargs: Any) -> Any:
+        """Continue the conversation, drawing it in the view. A call that needs your answer is
+        asked here, in the view's own box, without waiting: its buttons carry on (so the
+        kernel is never blocked by a button's callback). Returns the last turn, or None while a
+        question is open."""
         if self.conversation is None:
             raise RuntimeError("Resume needs a Conversation; this view shows a plain message list")
+        from ..conversation.approval import ApprovalDeferred
+
+        convo = self.conversation
         self.status.value = "resuming\u2026"
+        had = getattr(convo, "live_into", None)
+        if hasattr(convo, "live_into"):
+            convo.live_into = self.live
         try:
-            turn = self.conversation.resume(**kwargs)
+            with convo.approval.deferring():
+                turn = convo.resume(**kwargs)
+        except ApprovalDeferred as waiting:
+            self._ask(waiting.call, kwargs)
+            return None
         except BaseException as exc:
             self.status.value = f"resume stopped: {type(exc).__name__}: {exc}"
-            self._messages = self.conversation.messages
+            self._messages = convo.messages
+            self.repaired = convo.repaired
             self._render()
             raise
-        self._messages = self.conversation.messages
+        finally:
+            if hasattr(convo, "live_into"):
+                convo.live_into = had
+        self._messages = convo.messages
         self.repair()
         return turn
+
+    def _resume_clicked(self) -> None:
+        self.asks.children = []  # the questions of an earlier Resume, answered: start afresh
+        self.resume()
+
+    def _ask(self, call: Any, kwargs: dict[str, Any]) -> None:
+        from .approval import ApprovalWidget
+
+        def answered(decision: Any) -> None:
+            assert self.conversation is not None
+            self.conversation.approval.answer(call.id, decision)
+            self.resume(**kwargs)
+            widget.finished(f"{widget.status.value}: {self._how_it_ended(call.id)}")
+
+        widget = ApprovalWidget(call, on_decide=answered)
+        self.asks.children = [*self.asks.children, widget.root]
+        self._messages = self.conversation.messages if self.conversation is not None else self._messages
+        self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired
+        self._render()
+        self.status.value = f"waiting for your answer about {call.name} (call id {call.id}) in the box above"
+
+    def _how_it_ended(self, call_id: str) -> str:
+        assert self.conversation is not None
+        mark = self.conversation.store.call_marks(self.conversation.id).get(call_id)
+        if mark is None:
+            return "not run"
+        kind = mark.detail.get("kind")
+        return {"finished": "done" if kind == "ok" else str(kind), "stopped": "stopped"}.get(mark.state, mark.state)
 
     def settle(self, call_id: str, how: str, note: str | None = None) -> Any:
         """One of the three actions on an interrupted call (see ``Conversation.settle``); what
@@ -363,7 +416,12 @@ class HistoryView:
     def _status_text(self) -> str:
         n = len(self._messages)
         if self.repaired is None:
-            return f"{n} messages as stored; {len(self.problems)} problem(s) found"
+            p = self._preview
+            waiting = f", {len(p.pending)} waiting for approval" if p.pending else ""
+            return (
+                f"{n} messages as stored; {len(self.problems)} problem(s) found; "
+                f"{len(p.interrupted)} interrupted call(s){waiting}"
+            )
         r = self.repaired
         if not r.changes:
             return f"repaired: nothing to change ({n} messages are valid as they are)"
@@ -407,9 +465,7 @@ class HistoryView:
         )
 
     def _render_calls(self) -> None:
-        r = self.repaired
-        if r is None:
-            return
+        r = self.repaired or self._preview  # before Repair too: what repair will say
         frame = frames.interrupted_frame(r)
         if frame.empty:
             self.interrupted_html.value = "<i>none</i>"
@@ -420,9 +476,7 @@ class HistoryView:
             )
         rows: dict[str, _SettleRow] = {}
         if self.conversation is not None:
-            from ..conversation.approval import open_interrupted
-
-            for call in open_interrupted(self.conversation)[:LIST_CAP]:
+            for call in self.conversation.approval.open_interrupted()[:LIST_CAP]:
                 if not call.read_only:  # a read-only call is safe to call again: nothing to settle
                     rows[call.id] = self.settle_rows.get(call.id) or _SettleRow(self, call)
         self.settle_rows = rows

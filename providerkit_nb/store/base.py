@@ -124,6 +124,9 @@ class Store(Protocol):
         self, conversation_id: str, call_id: str, state: str, detail: dict[str, Any] | None = None
     ) -> None: ...
     def call_marks(self, conversation_id: str) -> dict[str, CallMark]: ...
+    def save_turn_usage(self, conversation_id: str, record: dict[str, Any]) -> None: ...
+    def turn_usage(self, conversation_id: str) -> list[dict[str, Any]]: ...
+    def hold(self, conversation_id: str, *, wait: float = 0.0) -> AbstractContextManager[None]: ...
     def export_jsonl(self, target: str | Path | IO[str], ids: Iterable[str] | None = None) -> int: ...
     def import_jsonl(self, source: str | Path | IO[str]) -> ImportResult: ...
     def close(self) -> None: ...
@@ -288,6 +291,32 @@ class BaseStore:
                 ) from exc
         return marks
 
+    # ---- usage per turn
+
+    def save_turn_usage(self, conversation_id: str, record: dict[str, Any]) -> None:
+        """Keep one streamed turn's usage and timings (plain JSON data) beside the history, so
+        ``turns_frame`` and ``usage_frame`` cover the conversation after a restart too."""
+        if not isinstance(record, dict):
+            raise TypeError(f"save_turn_usage takes a dict, got {type(record).__name__}")
+        text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        self._add_usage(_check_id(conversation_id), text)
+
+    def turn_usage(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The saved usage rows of a conversation, oldest first."""
+        out = []
+        for i, text in self._usages(_check_id(conversation_id)):
+            try:
+                row = json.loads(text)
+                if not isinstance(row, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                raise StoreCorruptError(
+                    f"{self!r}: usage row {i} of conversation {conversation_id!r} does not decode "
+                    f"({exc}); delete that row of the turn usage to forget it"
+                ) from exc
+            out.append(row)
+        return out
+
     # ---- JSONL
 
     def export_jsonl(
@@ -444,6 +473,12 @@ class BaseStore:
         raise NotImplementedError
 
     def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
+        raise NotImplementedError
+
+    def _add_usage(self, conversation_id: str, record: str) -> None:
+        raise NotImplementedError
+
+    def _usages(self, conversation_id: str) -> Sequence[tuple[int, str]]:
         raise NotImplementedError
 
     def close(self) -> None:

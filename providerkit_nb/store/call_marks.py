@@ -3,8 +3,16 @@
 The canonical history says only that a call was made and, later, what it returned. When a
 person approves calls, the store must also know whether a call was still waiting for that
 person when the process died (then it never started, and the next ``resume`` asks again) or
-whether it had started (then it may have partly run). A mark is kept beside the history, one
-per (conversation, call id), the latest state winning; the message JSON never changes.
+whether it had started (then it may have partly run), and how a started call ended. A mark is
+kept beside the history, one per (conversation, call id), the latest state winning; the message
+JSON never changes.
+
+A call's life: ``asking`` (only under ``approve=``) -> ``started`` -> ``finished`` (its result
+is saved; ``detail["kind"]`` says ok, failed, timeout or late), or ``denied`` (a person said no:
+it never ran), ``stopped`` (the Stop button landed inside it: what it did before is done, the
+rest never ran, and no result was saved), ``lost`` (it had started when the process ended: the
+next sender found it without a result). ``answered`` is a result saved without running it
+(a call left unanswered by a new message, or settled by hand).
 """
 
 from __future__ import annotations
@@ -16,12 +24,29 @@ from typing import Any
 
 from ..core.json_input import read_json
 
-__all__ = ["CallMark", "ASKING", "STARTED", "ANSWERED", "CALL_STATES", "encode_mark"]
+__all__ = [
+    "CallMark",
+    "ASKING",
+    "STARTED",
+    "FINISHED",
+    "DENIED",
+    "STOPPED",
+    "LOST",
+    "ANSWERED",
+    "CALL_STATES",
+    "OPEN_STATES",
+    "encode_mark",
+]
 
 ASKING = "asking"  # saved, and a person is being asked: it has not started
-STARTED = "started"  # about to run (approved, or edited: ``detail`` says how)
-ANSWERED = "answered"  # a result was saved without running it (denied, entered by hand, ...)
-CALL_STATES = (ASKING, STARTED, ANSWERED)
+STARTED = "started"  # about to run (approved, or edited: ``detail`` says how), or running
+FINISHED = "finished"  # it ran and its result is saved
+DENIED = "denied"  # a person declined it: it never ran
+STOPPED = "stopped"  # Stop landed inside it while it ran; no result saved
+LOST = "lost"  # it had started when its process ended; no result saved
+ANSWERED = "answered"  # a result was saved without running it (not answered, settled by hand)
+CALL_STATES = (ASKING, STARTED, FINISHED, DENIED, STOPPED, LOST, ANSWERED)
+OPEN_STATES = (STARTED, STOPPED, LOST)  # ran (or began to) and has no result yet
 
 
 @dataclass(slots=True, frozen=True)

@@ -7,8 +7,8 @@ goes the moment that process dies; no lease to expire, nothing to clean up:
 
 - within one store object, a set of the conversations its threads hold;
 - PostgreSQL: a session advisory lock on the store's own connection (``PostgresStore``);
-- a SQLite file: an open-file-description lock on one byte of ``<store file>.locks`` beside it
-  (Linux), or an ``flock`` on one small file per conversation in ``<store file>.locks.d``
+- a SQLite file: an open-file-description lock on one byte of ``<store file>-lock`` beside it
+  (Linux), or an ``flock`` on one small file per conversation in ``<store file>-lock.d``
   elsewhere. Both are released by the kernel when the process dies.
 
 This is not a job runner: nothing here decides who runs what, it only refuses to run one
@@ -79,7 +79,7 @@ class FileLocks:
     @property
     def path(self) -> Path:
         p = self.store_path
-        return p.with_name(p.name + (".locks" if self._ofd else ".locks.d"))
+        return p.with_name(p.name + ("-lock" if self._ofd else "-lock.d"))  # beside its -wal and -shm
 
     def try_lock(self, key: str) -> bool:
         """True when this object now holds ``key``; False when another holder has it."""

@@ -34,6 +34,7 @@ class MemoryStore(BaseStore):
         self._lost: dict[str, list[tuple[int, str, str, datetime]]] = {}
         self._lost_id = 0
         self._call_marks: dict[str, dict[str, tuple[str, str, str, datetime]]] = {}
+        self._usage: dict[str, list[str]] = {}
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self._rows)} conversations, not saved to disk)"
@@ -76,6 +77,7 @@ class MemoryStore(BaseStore):
             self._meta.pop(conversation_id, None)
             self._lost.pop(conversation_id, None)
             self._call_marks.pop(conversation_id, None)
+            self._usage.pop(conversation_id, None)
             self._last_by_hash.pop(conversation_id, None)
             return len(self._rows.pop(conversation_id, ()))
 
@@ -126,6 +128,16 @@ class MemoryStore(BaseStore):
         with self._lock:
             self._check_open()
             return list(self._call_marks.get(conversation_id, {}).values())
+
+    def _add_usage(self, conversation_id: str, record: str) -> None:
+        with self._lock:
+            self._check_open()
+            self._usage.setdefault(conversation_id, []).append(record)
+
+    def _usages(self, conversation_id: str) -> Sequence[tuple[int, str]]:
+        with self._lock:
+            self._check_open()
+            return list(enumerate(self._usage.get(conversation_id, ()), 1))
 
     def close(self) -> None:
         self.closed = True

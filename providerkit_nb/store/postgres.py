@@ -77,6 +77,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (conversation_id, call_id)
         )""",
     ),
+    (  # usage per turn, kept with the history so the frames read it back after a restart
+        """CREATE TABLE IF NOT EXISTS providerkit_turn_usage (
+            id BIGSERIAL PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            created_at TIMESTAMPTZ NOT NULL,
+            record TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS providerkit_turn_usage_by_conversation ON providerkit_turn_usage (conversation_id, id)",
+    ),
 )
 
 _INSERT = """
@@ -276,6 +285,7 @@ class PostgresStore(BaseStore):
             cur.execute("DELETE FROM providerkit_conversations WHERE id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_lost_turns WHERE conversation_id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_call_marks WHERE conversation_id = %s", (conversation_id,))
+            cur.execute("DELETE FROM providerkit_turn_usage WHERE conversation_id = %s", (conversation_id,))
         return n
 
     _META_SQL = "SELECT session_id, title, model, tags FROM providerkit_conversations WHERE id = %s"
@@ -351,6 +361,21 @@ class PostgresStore(BaseStore):
                 (conversation_id,),
             )
             return [(i, s, d, at) for i, s, d, at in cur.fetchall()]
+
+    def _add_usage(self, conversation_id: str, record: str) -> None:
+        with self._cursor("save a turn's usage") as cur:
+            cur.execute(
+                "INSERT INTO providerkit_turn_usage (conversation_id, created_at, record) VALUES (%s, %s, %s)",
+                (conversation_id, now_utc(), record),
+            )
+
+    def _usages(self, conversation_id: str) -> Sequence[tuple[int, str]]:
+        with self._cursor("read usage per turn") as cur:
+            cur.execute(
+                "SELECT id, record FROM providerkit_turn_usage WHERE conversation_id = %s ORDER BY id",
+                (conversation_id,),
+            )
+            return [(int(i), r) for i, r in cur.fetchall()]
 
     # ---- the per-conversation guard: a session advisory lock, gone when the process dies
 

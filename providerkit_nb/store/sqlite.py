@@ -98,6 +98,15 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (  # duplicates are found from each store object's hash map, not from an index (issue 18)
         "DROP INDEX IF EXISTS messages_by_hash",
     ),
+    (  # usage per turn, kept with the history so the frames read it back after a restart
+        """CREATE TABLE IF NOT EXISTS turn_usage (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            record TEXT NOT NULL
+        )""",
+        "CREATE INDEX IF NOT EXISTS turn_usage_by_conversation ON turn_usage (conversation_id, id)",
+    ),
 )
 
 
@@ -465,6 +474,7 @@ class NotebookStore(BaseStore):
             c.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
             c.execute("DELETE FROM lost_turns WHERE conversation_id = ?", (conversation_id,))
             c.execute("DELETE FROM call_marks WHERE conversation_id = ?", (conversation_id,))
+            c.execute("DELETE FROM turn_usage WHERE conversation_id = ?", (conversation_id,))
         return n
 
     @staticmethod
@@ -536,6 +546,19 @@ class NotebookStore(BaseStore):
                 (conversation_id,),
             ).fetchall()
         return [(i, s, d, datetime.fromisoformat(at)) for i, s, d, at in rows]
+
+    def _add_usage(self, conversation_id: str, record: str) -> None:
+        with self._read("save a turn's usage") as c:  # one autocommit statement
+            c.execute(
+                "INSERT INTO turn_usage (conversation_id, created_at, record) VALUES (?, ?, ?)",
+                (conversation_id, _ts(now_utc()), record),
+            )
+
+    def _usages(self, conversation_id: str) -> Sequence[tuple[int, str]]:
+        with self._read("read usage per turn") as c:
+            return c.execute(
+                "SELECT id, record FROM turn_usage WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+            ).fetchall()
 
     # ---- maintenance
 

@@ -260,6 +260,30 @@ def _use_recorded(repaired: Repaired, recorded: dict[str, str]) -> Repaired:
     return repaired
 
 
+def inspect_conversation(convo: Any, *, wire: str | None = None) -> Inspection:
+    """The Inspection of a live Conversation, from what it has just read from its store."""
+    from ..core.validate import validate_history
+
+    repaired = convo.reload()
+    messages = convo.messages
+    problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
+    problems = _one_finding_per_call(problems, messages)
+    waiting = {p.id for p in repaired.pending}
+    if waiting:
+        problems = [p for p in problems if not _only_about(p, messages, waiting)]
+    return Inspection(
+        source=f"conversation {convo.id!r} in {convo.store!r}",
+        format="providerkit",
+        messages=messages,
+        problems=problems,
+        repaired=repaired,
+        wire=wire,
+        thread=convo.id,
+        threads=[convo.id],
+        pending_approval=sorted(waiting),
+    )
+
+
 def _only_about(p: Any, messages: list[Message], waiting: set[str]) -> bool:
     """A dangling-call problem whose calls all wait for a person (so not a problem)."""
     if not any(k in p.rule for k in _DANGLING_RULES) or not 0 <= p.index < len(messages):

@@ -30,7 +30,12 @@ def test_without_approve_tools_run_as_before(store, ws):
     convo = pk.Conversation(store, "c", provider, ws.registry(), display=False)
     convo.send("go")
     assert [n for n, _ in ws.ran] == ["read_file", "write_file"]
-    assert store.call_marks("c") == {}  # nothing recorded when nobody is asked
+    # each call's mark follows it to its end, asked or not
+    marks = store.call_marks("c")
+    assert {cid: (m.state, m.detail["kind"]) for cid, m in marks.items()} == {
+        "call_1": ("finished", "ok"),
+        "call_2": ("finished", "ok"),
+    }
 
 
 def test_a_callable_is_asked_only_about_tools_that_are_not_read_only(store, ws):
@@ -52,8 +57,8 @@ def test_a_callable_is_asked_only_about_tools_that_are_not_read_only(store, ws):
     assert seen_when_asked == [["user", "assistant", "tool"]]
     assert ws.ran == [("read_file", {"path": "a.txt"}), ("write_file", {"path": "b.txt"})]
     marks = store.call_marks("c")
-    assert set(marks) == {"call_2"} and marks["call_2"].state == "started"
-    assert marks["call_2"].detail == {"decision": "approved"}
+    assert marks["call_2"].state == "finished"  # approved, ran, and its result is saved
+    assert marks["call_2"].detail["decision"] == "approved" and marks["call_2"].detail["kind"] == "ok"
     assert _tool_results(store.load("c"))["call_2"] == "wrote b.txt"
 
 
@@ -243,3 +248,25 @@ def test_stop_while_the_widget_waits_disables_it_and_propagates():
         wid.wait(poll=poll)
     assert wid.decision is None and all(b.disabled for b in wid.buttons)
     assert "resume() asks again" in wid.status.value
+
+
+def test_stop_inside_an_approved_tool_is_interrupted_at_once_not_pending(store, ws):
+    """Approved, then Stop lands inside the tool: the call is no longer waiting for a person,
+    it was stopped while it ran, and ``interrupted`` says so without a reload."""
+    tools = pk.ToolRegistry([ws.registry().get("read_file"), simulate.stop_in_tool(ws.registry().get("write_file"))])
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
+    convo = pk.Conversation(store, "c", provider, tools, display=False, approve=lambda call: True)
+    with pytest.raises(KeyboardInterrupt):
+        convo.send("go")
+    assert [r.id for r in convo.interrupted] == ["call_2"] and convo.repaired.pending == []
+    assert store.call_marks("c")["call_2"].state == "stopped"
+    assert store.call_marks("c")["call_2"].detail["decision"] == "approved"
+
+
+def test_the_terminal_display_ends_each_call_in_what_happened(store, ws, capsys):
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("ok, I will not write"))
+    convo = pk.Conversation(store, "c", provider, ws.registry(), display=True, approve=lambda call: False)
+    convo.send("go")
+    out = capsys.readouterr().out
+    assert "<- read_file: done: contents of a.txt" in out
+    assert "<- write_file: denied: The user declined this call" in out

@@ -33,7 +33,7 @@ def _interrupted(store: Any, ws: Any, answer: str = "carrying on") -> tuple[Any,
 
 def test_it_ran_records_the_users_note_as_the_result_and_resume_sends_it(store, ws):
     convo, provider = _interrupted(store, ws)
-    assert [r.id for r in approval.open_interrupted(convo)] == ["call_2"]
+    assert [r.id for r in convo.approval.open_interrupted()] == ["call_2"]
     saved = convo.settle("call_2", "ran", note="  It wrote b.txt, 12 bytes.  ")
 
     assert saved.content == f"{approval.ENTERED_BY_USER}\nIt wrote b.txt, 12 bytes."
@@ -57,7 +57,10 @@ def test_run_it_now_runs_the_tool_and_saves_the_real_result(store, ws):
 def test_leave_it_to_the_model_saves_the_repair_text(store, ws):
     convo, _ = _interrupted(store, ws)
     saved = convo.settle("call_2", "model")
-    assert saved.content == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert saved.content == (  # the call was stopped by the user: the repair text says so
+        "The user stopped this call while it was running, before it returned. What it did up to "
+        "that moment is done and the rest did not run, so check its effect before calling it again."
+    )
     assert convo.interrupted == [] and convo.repaired.changes == []  # nothing left to repair
 
 

@@ -132,6 +132,9 @@ def test_stop_mid_tool_leaves_a_history_that_repairs_and_resumes(store):
     with pytest.raises(KeyboardInterrupt):
         convo.send("Go.")
     assert workspace["N.md"] == "x"  # the effect happened; the result was never saved
+    # right after Stop, without a reload, the conversation already says what happened
+    assert [(r.name, r.read_only) for r in convo.interrupted] == [("write_file", False)]
+    assert store.call_marks("c")["call_2"].state == "stopped"
     repaired = convo.reload()
     assert [(r.name, r.read_only) for r in repaired.interrupted] == [("write_file", False)]
     assert validate_history(repaired.messages) == []
@@ -139,7 +142,10 @@ def test_stop_mid_tool_leaves_a_history_that_repairs_and_resumes(store):
     turn = convo.resume()
     assert turn.message.content.startswith("I will check")
     told = [m for m in provider.requests[1] if m.role == "tool" and m.name == "write_file"]
-    assert told[0].content == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert told[0].content == (
+        "The user stopped this call while it was running, before it returned. What it did up to "
+        "that moment is done and the rest did not run, so check its effect before calling it again."
+    )
 
 
 def test_resume_reruns_only_read_only_calls_when_asked(store):
@@ -235,3 +241,41 @@ def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_
     result = [m for m in store.load("h") if m.role == "tool"][0]
     assert result.content == DENIED_TEXT
     assert pk.Conversation(store, "h", provider, tools).view() is not None
+
+
+def test_interrupted_the_view_and_inspect_agree_right_after_stop_after_a_restart_and_after_settling(store):
+    tools, workspace = simulate.demo_tools()
+    stopping = pk.ToolRegistry([tools.get("read_file"), simulate.stop_in_tool(tools.get("write_file"))])
+    provider = simulate.ScriptedProvider(
+        [simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "N.md", "content": "x"})])]
+    )
+    convo = pk.Conversation(store, "c", provider, stopping, display=False)
+    with pytest.raises(KeyboardInterrupt):
+        convo.send("Go.")
+
+    def seen(c):
+        view = c.view()
+        return (
+            [r.id for r in c.interrupted],
+            [r.id for r in pk.inspect(c).interrupted],
+            "1 interrupted call(s)" in view.status.value and "call_2" in view.interrupted_html.value,
+        )
+
+    assert seen(convo) == (["call_2"], ["call_2"], True)  # right after Stop, same process
+    again = pk.Conversation(store, "c", simulate.ScriptedProvider([]), tools, display=False)
+    assert seen(again) == (["call_2"], ["call_2"], True)  # after a restart
+    assert again.interrupted[0].note.startswith("The user stopped this call while it was running")
+    again.settle("call_2", "ran", note="It wrote N.md.")
+    assert seen(again) == ([], [], False)  # after settling it, all three say so
+
+
+def test_a_call_that_had_started_when_its_process_died_is_marked_lost_by_the_next_resume(store):
+    store.save("c", pk.UserMessage("go"))
+    store.save("c", pk.AssistantMessage(tool_calls=[pk.ToolCall("w1", "write_file", '{"path":"b"}')]))
+    store.mark_call("c", "w1", "started")  # what a killed process left behind
+    tools, _ = simulate.demo_tools()
+    convo = pk.Conversation(store, "c", simulate.ScriptedProvider([simulate.text_turn("Checked.")]), tools, display=False)
+    assert [r.id for r in convo.interrupted] == ["w1"]
+    convo.resume()
+    assert store.call_marks("c")["w1"].state == "lost"
+    assert store.call_marks("c")["w1"].detail == {"was": "started"}

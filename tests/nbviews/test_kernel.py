@@ -53,6 +53,7 @@ class Kernel:
 
 def test_sigint_mid_stream_and_mid_tool_then_resume(tmp_path):
     marker = tmp_path / "tool-started"
+    written = tmp_path / "written-after-the-sleep"
     answers = [
         text_answer([f"word{i} " for i in range(200)], gap=0.05),  # slow: interrupted mid-stream
         call_answer("call_slow_1", "slow_write", json.dumps({"path": "out.txt"})),  # its tool is interrupted
@@ -65,7 +66,8 @@ def test_sigint_mid_stream_and_mid_tool_then_resume(tmp_path):
 import time, pathlib, providerkit_nb as pk
 def slow_write(args):
     pathlib.Path({str(marker)!r}).write_text("started")
-    time.sleep(60)
+    time.sleep(3)
+    pathlib.Path({str(written)!r}).write_text("the e-mail")  # the side effect Stop must prevent
     return "written"
 tools = pk.ToolRegistry([pk.define_tool("slow_write", "Write slowly.",
     {{"type": "object", "properties": {{"path": {{"type": "string"}}}}, "required": ["path"]}}, slow_write)])
@@ -81,6 +83,9 @@ convo = pk.Conversation(store, "k", provider, tools, display=False)
             k.km.interrupt_kernel()
             r = k.reply(mid)
             assert r["status"] == "error" and r["ename"] == "KeyboardInterrupt"
+            # a short traceback, raised from the library's frame (not from inside the HTTP client)
+            assert r["evalue"] == "stopped while the answer streamed: what was shown is not saved"
+            assert not any("httpcore" in line or "httpx" in line for line in r["traceback"]), r["traceback"]
             assert server.wait(lambda: server.hung_up[0]), "the HTTP response was not closed"
             assert server.frames_sent[0] < 100
             assert k.value("[m.role for m in store.load('k')]") == ["user"]
@@ -93,7 +98,14 @@ convo = pk.Conversation(store, "k", provider, tools, display=False)
             k.km.interrupt_kernel()
             r = k.reply(mid)
             assert r["status"] == "error" and r["ename"] == "KeyboardInterrupt"
+            # Stop landed inside the tool: the frame it ran in is in the traceback
+            assert any("slow_write" in line for line in r["traceback"]), r["traceback"]
+            time.sleep(4)  # past the moment the tool would have written its file
+            assert not written.exists(), "the tool went on running after Stop"
             assert k.value("[m.role for m in store.load('k')]") == ["user", "assistant"]
+            # right after Stop, without a reload, the conversation says what happened
+            assert k.value("[c.name for c in convo.interrupted]") == ["slow_write"]
+            assert k.value("store.call_marks('k')['call_slow_1'].state") == "stopped"
             assert k.value("[c.name for c in convo.reload().interrupted]") == ["slow_write"]
 
             # 3. Resume: the model is told the call was interrupted, and answers
@@ -110,9 +122,11 @@ convo = pk.Conversation(store, "k", provider, tools, display=False)
         {
             "role": "tool",
             "tool_call_id": "call_slow_1",
-            "content": "This call was interrupted before it returned. It may have partly run, so check its effect before calling it again.",
+            "content": "The user stopped this call while it was running, before it returned. What it did up "
+            "to that moment is done and the rest did not run, so check its effect before calling it again.",
         }
     ]
+    assert not written.exists()
 
 
 def _iopub_until(k: Kernel, predicate, timeout: float = 30.0) -> list[dict]:
@@ -197,9 +211,66 @@ provider = pk.openai(model="test-model", base_url=BASE, api_key="test-key")
             assert r["status"] == "ok", r
             assert k.value("asked") == ["call_w_1"]
             assert k.value("turn.message.content") == "Written."
-            assert k.value("store.call_marks('k')['call_w_1'].state") == "started"
+            assert k.value("store.call_marks('k')['call_w_1'].state") == "finished"
         finally:
             k.close()
     assert ran.read_text() == "note.txt"
     tool_msgs = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in tool_msgs] == [("call_w_1", "wrote note.txt")]
+
+
+def test_a_timeout_stops_the_tool_one_display_per_send_and_usage_survives_a_restart(tmp_path):
+    """In a real kernel: a tool's timeout interrupts its sleep (the file it would write after
+    never appears); a cell ending in ``convo.send(...)`` draws one display (the live one, which
+    shows the tool's result) and no second copy of the answer; after a kernel restart the
+    frames still count every turn."""
+    written = tmp_path / "written-after-the-sleep"
+    db = tmp_path / "u.providerkit.sqlite"
+    answers = [
+        call_answer("call_t_1", "slow_write", json.dumps({"path": "x"})),
+        text_answer(["It ", "timed ", "out."]),
+    ]
+    setup = f"""
+import time, pathlib, providerkit_nb as pk
+def slow_write(args):
+    time.sleep(5)
+    pathlib.Path({str(written)!r}).write_text("late")
+    return "written"
+tools = pk.ToolRegistry([pk.define_tool("slow_write", "Write slowly.",
+    {{"type": "object", "properties": {{"path": {{"type": "string"}}}}, "required": ["path"]}}, slow_write, timeout=1)])
+store = pk.NotebookStore({str(db)!r})
+provider = pk.openai(model="test-model", base_url=BASE, api_key="test-key")
+convo = pk.Conversation(store, "u", provider, tools)
+"""
+    with ChatServer(answers) as server:
+        k = Kernel(tmp_path)
+        try:
+            code = setup.replace("BASE", repr(server.base_url))
+            assert k.run(code)["status"] == "ok"
+            while True:  # drain what setup printed
+                try:
+                    k.kc.get_iopub_msg(timeout=0.5)
+                except Exception:
+                    break
+            mid = k.start("convo.send('Write x')")
+            seen = _iopub_until(k, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                                and m["parent_header"].get("msg_id") == mid, timeout=60)
+            assert k.reply(mid)["status"] == "ok"
+            kinds = [m["msg_type"] for m in seen if m["parent_header"].get("msg_id") == mid]
+            assert kinds.count("display_data") == 1, kinds  # one display per send ...
+            assert "execute_result" not in kinds, kinds  # ... and the returned turn adds none
+            last = [m for m in seen if m["msg_type"] in ("display_data", "update_display_data")][-1]
+            html = last["content"]["data"]["text/html"]
+            assert 'data-status="timeout"' in html and "did not finish within 1 s" in html
+            assert "It timed out." in html
+            time.sleep(5)
+            assert not written.exists(), "the tool went on running after its timeout"
+            assert k.value("store.call_marks('u')['call_t_1'].detail['kind']") == "timeout"
+
+            k.km.restart_kernel(now=True)
+            k.kc.wait_for_ready(timeout=60)
+            assert k.run(code)["status"] == "ok"
+            assert k.value("list(pk.turns_frame(convo)['output_tokens'])") == [5, 3]
+            assert k.value("int(pk.usage_frame(convo)['calls'][0])") == 2
+        finally:
+            k.close()

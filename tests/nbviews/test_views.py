@@ -119,3 +119,46 @@ def test_frames_never_show_a_key(monkeypatch):
     provider = pk.openai(model="gpt-4o-mini")
     assert "sk-test-secret" not in repr(provider)
     assert "sk-test-secret" not in json.dumps(pk.history_frame(_broken()).to_dict())
+
+
+def test_the_view_shows_the_interrupted_calls_before_repair_is_pressed():
+    store = pk.MemoryStore()
+    for m in _broken()[:3]:
+        store.save("c", m)
+    tools, _ = simulate.demo_tools()
+    convo = pk.Conversation(store, "c", simulate.ScriptedProvider([]), tools, display=False)
+    view = convo.view()
+    assert "2 interrupted call(s)" in view.status.value
+    assert "write_file" in view.interrupted_html.value and "read_file" in view.interrupted_html.value
+
+
+def test_resume_with_an_approval_pending_asks_in_the_view_and_never_waits():
+    """What a restart leaves: a call saved while its question was open. The view's Resume runs
+    in a button callback, which must not wait for a person: it shows the question in the view
+    and returns; the question's own Approve button carries on, and the status lines end in what
+    happened."""
+    store = pk.MemoryStore()
+    store.save("c", pk.UserMessage("write it"))
+    store.save("c", pk.AssistantMessage("", tool_calls=[pk.ToolCall("w1", "write_file", '{"path":"n.md","content":"x"}')]))
+    store.mark_call("c", "w1", "asking")
+    tools, workspace = simulate.demo_tools()
+    provider = simulate.ScriptedProvider([simulate.text_turn("Written.")])
+    convo = pk.Conversation(store, "c", provider, tools, display="notebook", approve="ask")
+    view = convo.view()
+    assert "1 waiting for approval" in view.status.value
+
+    view.resume_button.click()  # returns at once: nothing ran, nothing waits
+    assert "n.md" not in workspace and [m.role for m in store.load("c")] == ["user", "assistant"]
+    assert len(view.asks.children) == 1
+    assert view.status.value == "waiting for your answer about write_file (call id w1) in the box above"
+    box = view.asks.children[0]
+    approve = box.children[2].children[0]
+    assert approve.description == "Approve"
+
+    approve.click()
+    assert workspace["n.md"] == "x"
+    assert [m.role for m in store.load("c")] == ["user", "assistant", "tool", "assistant"]
+    assert store.call_marks("c")["w1"].state == "finished"
+    assert box.children[-1].value == "approved: done"
+    assert "Written." in view.live.value and 'data-status="done"' in view.live.value
+    assert view.status.value.startswith("repaired: nothing to change")

@@ -236,3 +236,26 @@ def test_row_changed_behind_the_stores_back_is_reported(tmp_path):
         with pytest.raises(StoreCorruptError, match=r"seq=2 .*no longer matches its hash"):
             s.load("c")
         assert s.records("c")[0].json == '{"content":"kept","role":"user"}'
+
+
+def test_the_files_beside_an_open_store_share_its_name(tmp_path):
+    """While a conversation is held: the database, SQLite's -wal and -shm, and the guard's -lock
+    file, all named after the store; once closed, SQLite removes -wal and -shm."""
+    from providerkit_nb.store.sqlite import NotebookStore as Store
+
+    path = tmp_path / "analysis.providerkit.sqlite"
+    store = Store(path)
+    store.save("c", {"role": "user", "content": "hi"})
+    with store.hold("c"):
+        names = sorted(p.name for p in tmp_path.iterdir())
+    store.close()
+    assert names == [
+        "analysis.providerkit.sqlite",
+        "analysis.providerkit.sqlite-lock",
+        "analysis.providerkit.sqlite-shm",
+        "analysis.providerkit.sqlite-wal",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "analysis.providerkit.sqlite",
+        "analysis.providerkit.sqlite-lock",
+    ]

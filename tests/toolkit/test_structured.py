@@ -182,3 +182,12 @@ def test_read_answer_checks_a_plain_schema() -> None:
     assert "missing required property 'age'" in bad.error
     assert "expected a JSON object" in read_answer("[1]", json_format("object")).error
     assert read_answer(json.dumps({"any": [1]}), json_format("object")).value == {"any": [1]}
+
+
+def test_a_json_reply_shows_as_its_value() -> None:
+    from IPython.lib.pretty import pretty
+
+    from providerkit_nb.core.structured import JsonReply
+
+    assert pretty(JsonReply({"city": "Oslo", "days": 3}, None)) == "{'city': 'Oslo', 'days': 3}"
+    assert pretty(JsonReply(None, None, "the answer is not JSON")) == "JsonReply(error='the answer is not JSON')"

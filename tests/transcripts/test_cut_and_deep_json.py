@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.messages import MessageFormatError, loads
+from providerkit_nb.store import read_jsonl
 from providerkit_nb.transcripts import TranscriptError, TranscriptTruncated, load
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,13 +65,13 @@ def test_a_too_deep_line_in_a_jsonl_store_file_names_the_file_and_line(tmp_path:
     good = json.dumps({"role": "user", "content": "hi"})
     path.write_text(good + "\n" + '{"role": "user", "content": ' + "[" * DEPTH + "]" * DEPTH + "}\n" + good + "\n")
     with pytest.raises(ValueError, match="line 2") as ei:
-        pk.read_jsonl(path)
+        read_jsonl(path)
     assert str(path) in str(ei.value) and not isinstance(ei.value, RecursionError)
 
 
 def test_canonical_loads_of_a_too_deep_document_is_a_message_format_error() -> None:
-    with pytest.raises(pk.MessageFormatError, match="nested too deeply"):
-        pk.loads("[" * DEPTH + "]" * DEPTH)
+    with pytest.raises(MessageFormatError, match="nested too deeply"):
+        loads("[" * DEPTH + "]" * DEPTH)
 
 
 # --------------------------------------------------------------------------- cut short

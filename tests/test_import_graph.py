@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("registry", ("registry",)),
     ("store", ("store",)),
     ("transcripts", ("transcripts",)),
+    ("viewer", ("viewer",)),
     ("conversation", ("conversation", "approval", "compact", "console")),
     ("many", ("many",)),
     ("notebook", ("notebook",)),

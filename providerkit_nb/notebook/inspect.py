@@ -46,6 +46,7 @@ class Inspection:
     orphans: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)  # time, model, tokens per message
     _view: Any = None
 
     @property
@@ -71,7 +72,7 @@ class Inspection:
         if self._view is None:
             from .widgets import HistoryView
 
-            self._view = HistoryView(self.messages, problems=self.problems, title=self._title())
+            self._view = HistoryView(self.messages, problems=self.problems, title=self._title(), inspection=self)
         return self._view
 
     def _title(self) -> str:
@@ -118,25 +119,31 @@ class Inspection:
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
         }
 
-    def report_html(self) -> str:
-        """The before/after repair report (one self-contained, escaped HTML page)."""
-        from .report import report_html
+    def page(self) -> Any:
+        """The viewer's Page of this inspection (findings and cards)."""
+        from ..viewer import page_of
 
-        return report_html(
-            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
-        )
+        return page_of(self, title=self._title())
+
+    def report_html(self) -> str:
+        """The report: one self-contained, escaped HTML page (findings, then every message)."""
+        from ..viewer import report_html
+
+        return report_html(self.page())
 
     def write_html(self, path: str | Path) -> Path:
-        from .report import write_report
+        from ..viewer import write_html
 
-        return write_report(
-            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self._title()
-        )
+        return write_html(self.page(), path)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def _repr_html_(self) -> str:
+        from ..viewer import static_html
 
-        display(self.view.root)
+        return static_html(self.page())
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget, plus static HTML and text a saved or exported notebook keeps."""
+        return self.view._repr_mimebundle_(include, exclude)
 
     def __repr__(self) -> str:
         if self.needs_thread:
@@ -236,6 +243,7 @@ def inspect_transcript(
         orphans=orphans,
         warnings=list(t.warnings),
         meta=dict(t.meta),
+        details=dict(t.details),
     )
 
 

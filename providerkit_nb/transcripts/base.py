@@ -81,6 +81,8 @@ class Transcript:
     warnings: list[str] = field(default_factory=list)  # e.g. one malformed line, not fatal
     # tools the source itself knows change nothing (so an interrupted call is safe to repeat)
     read_only_tools: frozenset[str] = frozenset()
+    # what the source says about single messages, by canonical index: "time", "model", "tokens"
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n

@@ -158,6 +158,7 @@ function render(){
  var y0=window.scrollY-(list.getBoundingClientRect().top+window.scrollY),a=find(Math.max(0,y0-OVER)),
   b=Math.min(shown.length,find(y0+window.innerHeight+OVER)+1);
  if(a===first&&b===last)return;
+ var de=document.documentElement,atEnd=b===shown.length&&window.scrollY+window.innerHeight>=de.scrollHeight-2;
  var want=new Set();for(var k=a;k<b;k++)want.add(shown[k]);
  Array.prototype.slice.call(body.children).forEach(function(c){if(!want.has(+c.dataset.row)){ro.unobserve(c);body.removeChild(c);}});
  var frag=document.createDocumentFragment();
@@ -165,6 +166,7 @@ function render(){
  body.appendChild(frag);first=a;last=b;
  for(k=a;k<b;k++){var h=cache.get(shown[k]).offsetHeight;if(h)H[shown[k]]=h;}
  layout();place();
+ if(atEnd&&window.scrollY+window.innerHeight<de.scrollHeight-2){window.scrollTo(0,de.scrollHeight);render();}
 }
 var pending=false;function soon(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;render();});}}
 function filter(){

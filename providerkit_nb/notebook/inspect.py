@@ -137,9 +137,9 @@ class Inspection:
         return write_html(self.page(), path)
 
     def _repr_html_(self) -> str:
-        from ..viewer import static_html
+        from ..viewer import page_of, static_html
 
-        return static_html(self.page())
+        return static_html(page_of(self, title=self._title(), max_chars=20_000))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The widget, plus static HTML and text a saved or exported notebook keeps."""

@@ -104,10 +104,13 @@ def _lines(text: str) -> int:
     return text.count("\n") + 1 if text else 0
 
 
-def fold(text: str, *, cls: str = "pk-text", label: str = "", code: bool = False) -> str:
-    """Text as a block that keeps its lines and wraps; a long one folded behind its line count."""
+def fold(text: str, *, cls: str = "pk-text", label: str = "", code: bool = False, limit: int | None = None) -> str:
+    """Text as a block that keeps its lines and wraps; a long one folded behind its line count,
+    and cut after ``limit`` characters (saying how many more there are)."""
     tag = "pre" if code else "div"
-    body = f'<{tag} class="{cls}">{esc(text)}</{tag}>'
+    shown = text if limit is None or len(text) <= limit else text[:limit]
+    cut = f'<div class="pk-lbl">cut here: {len(text) - len(shown):,} more characters</div>' if shown is not text else ""
+    body = f'<{tag} class="{cls}">{esc(shown)}</{tag}>{cut}'
     n = _lines(text)
     if n <= FOLD_LINES and len(text) <= FOLD_CHARS:
         if label:
@@ -158,8 +161,10 @@ class _Side:
         added: Mapping[int, str] | None = None,
         findings: Mapping[int, list[Finding]] | None = None,
         details: Mapping[int, Mapping[str, Any]] | None = None,
+        limit: int | None = None,
     ) -> None:
         self.messages = messages
+        self.limit = limit
         self.prefix = prefix
         self.lost = lost or {}
         self.added = added or {}  # index -> kind of change on this side
@@ -203,12 +208,12 @@ class _Side:
         search = [m.role]
         if isinstance(m, AssistantMessage):
             if m.reasoning:
-                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking"))
+                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit))
                 search.append(m.reasoning)
             elif m.reasoning_items is not None or m.reasoning_details:
                 parts.append('<div class="pk-lbl">thinking kept encrypted (sent back as it was)</div>')
             if m.content:
-                parts.append(fold(m.content))
+                parts.append(fold(m.content, limit=self.limit))
                 search.append(m.content)
             for c in m.tool_calls or []:
                 parts.append(self._call(i, c.id, c.name, c.arguments))
@@ -233,11 +238,11 @@ class _Side:
                     f'<div class="pk-callhead"><code>{esc(m.name)}</code> '
                     f'<span class="pk-id">{esc(m.tool_call_id)}</span></div>'
                 )
-                parts.append(fold(m.content, code=True, cls="pk-code"))
+                parts.append(fold(m.content, code=True, cls="pk-code", limit=self.limit))
         else:
             text = text_of(m)
             label = "system prompt" if isinstance(m, SystemMessage) else ""
-            parts.append(fold(text, label=label))
+            parts.append(fold(text, label=label, limit=self.limit))
             search.append(text)
         for f in here:
             if f.kind == "lost_call":
@@ -254,7 +259,7 @@ class _Side:
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span></div>'
         ]
         if arguments:
-            out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments"))
+            out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
         if r is not None:
             res = self.messages[r]
             assert isinstance(res, ToolMessage)
@@ -262,7 +267,7 @@ class _Side:
             tag = f" ({CHANGE_LABELS.get(added, added)})" if added else ""
             out.append(
                 f'<div class="pk-result"><a class="pk-idx" href="#{self.anchor(r)}">#{r}</a> result{esc(tag)}'
-                f"{fold(res.content, code=True, cls='pk-code')}</div>"
+                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
             )
         elif lost is not None:
             out.append(_lost_box(lost))
@@ -353,6 +358,7 @@ def build_page(
     pending: Iterable[str] = (),
     details: Mapping[int, Mapping[str, Any]] | None = None,
     meta: Mapping[str, Any] | None = None,
+    max_chars: int | None = None,
 ) -> Page:
     """Everything a view shows, built once: findings (linked to their stored message) and rows."""
     messages = list(messages)
@@ -375,12 +381,16 @@ def build_page(
     used: set[int] = set()
     for r in repaired.interrupted:
         at = calls_at.get(r.original_id)
-        wording = None
+        said: list[str] = []  # the provider's own words first, then the validators'
         for k, p in enumerate(problems):
             if _get(p, "index") == at and r.original_id in f"{_get(p, 'message')} {_get(p, 'provider_wording') or ''}":
-                wording = _get(p, "provider_wording") or _get(p, "message")
                 used.add(k)
-                break
+                own = _get(p, "provider_wording")
+                if own:
+                    said.insert(0, str(own))
+                else:
+                    said.append(str(_get(p, "message")))
+        wording = said[0] if said else None
         lost[r.original_id] = add(
             "lost_call", f"{r.name} ({r.original_id}) never returned", at,
             wording=wording, told=r.note, read_only=r.read_only, call_id=r.original_id,
@@ -409,9 +419,9 @@ def build_page(
     for c in repaired.changes:
         if c.index_after is not None:
             after_marks.setdefault(c.index_after, c.kind)
-    stored = _Side(messages, "m-", lost=lost, added=before_marks, findings=by_index, details=details)
+    stored = _Side(messages, "m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
     changed = bool(repaired.changes)
-    sent = _Side(repaired.messages, "a-", added=after_marks) if changed else None
+    sent = _Side(repaired.messages, "a-", added=after_marks, limit=max_chars) if changed else None
     pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
     rows: list[Row] = []
     for b, a in pairs:
@@ -444,7 +454,7 @@ def build_page(
     )
 
 
-def page_of(obj: Any, *, title: str | None = None) -> Page:
+def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None) -> Page:
     """The Page of an inspection (anything with ``messages``, ``repaired``, ``problems`` and,
     optionally, the source's ``markers``, ``skipped``, ``warnings``, ``pending_approval``,
     ``details``)."""
@@ -460,4 +470,5 @@ def page_of(obj: Any, *, title: str | None = None) -> Page:
         pending=getattr(obj, "pending_approval", ()) or (),
         details=getattr(obj, "details", None),
         meta=getattr(obj, "meta", None),
+        max_chars=max_chars,
     )

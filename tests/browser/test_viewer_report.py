@@ -13,8 +13,6 @@ the reason and fail under CI=true.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,43 +24,14 @@ import providerkit_nb as pk
 REPO = Path(__file__).resolve().parents[2]
 OUTPUT = REPO / "test-output"
 FIXTURES = REPO / "tests" / "transcripts_part2" / "fixtures"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 WIDTH = 1400
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
-def _require_browser() -> None:
-    missing = []
-    if not Path(CHROMIUM).exists():
-        missing.append("chromium (apt-get install chromium)")
-    try:
-        import playwright  # noqa: F401
-    except ImportError:
-        missing.append("playwright (pip install playwright)")
-    if missing:
-        reason = "real-browser test needs " + ", ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason + "; .ci/run should have installed it")
-        pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    _require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            yield b
-        finally:
-            b.close()
-
-
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
-    pg = browser.new_page(viewport={"width": WIDTH, "height": 900})
+def page(chromium: Any) -> Iterator[Any]:
+    pg = chromium.new_page(viewport={"width": WIDTH, "height": 900})
     errors: list[str] = []
     dialogs: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))

@@ -102,3 +102,31 @@ def test_show_frame_works_offline_in_an_exported_notebook(chromium: Any, tmp_pat
         assert not [u for u in page.refused if "itables" in u or "unpkg" in u], page.refused
     finally:
         page.close()
+
+
+def test_the_crash_lessons_show_what_was_lost(chromium: Any, tmp_path: Path) -> None:
+    """Notebook 02, exported: each break drawn as a timeline, what it lost with its exact text (the
+    cut stream's partial answer, the file the killed tool had half written, read back from disk),
+    and the two repair texts side by side."""
+    import nbformat
+
+    nb = nbformat.read(NOTEBOOKS / "02-crash-and-resume.ipynb", as_version=4)
+    page = _open_offline(chromium, _export(_run(nb, NOTEBOOKS), tmp_path / "02.html"))
+    try:
+        assert page.locator(".pk-tl").count() >= 5  # one timeline per lesson
+        assert page.locator(".pk-s-crash").count() >= 4
+        text = page.inner_text("body")
+        # the child wrote the first half of "# Notes\nThe README says hello.\n" before SIGKILL
+        assert "half written by the killed tool" in text and "# Notes\nThe REA\n" in text + "\n"
+        assert "The README s" in text  # the cut stream's first two chunks, never saved
+        texts = page.locator(".pk-texts")
+        assert texts.count() == 1
+        both = texts.inner_text()
+        assert "safe to call again" in both and "may have partly run" in both
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+        kill = page.locator(".pk-tl").nth(3)
+        kill.scroll_into_view_if_needed()
+        OUTPUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUTPUT / "exported-02-crash-and-resume.png"))
+    finally:
+        page.close()

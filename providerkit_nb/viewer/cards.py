@@ -62,17 +62,37 @@ class Finding:
     call_id: str | None = None
 
 
-@dataclass(slots=True)
 class Row:
-    """One aligned row: a stored message and what is sent in its place (either may be None)."""
+    """One aligned row: a stored message and what is sent in its place (either may be None).
 
-    before: int | None
-    after: int | None
-    role: str
-    before_html: str = ""
-    after_html: str = ""
-    text: str = ""  # what search looks in (lower case)
-    kinds: list[str] = field(default_factory=list)  # kinds of findings and changes on this row
+    Its cards are built when first asked for, so a view of a long history pays only for the
+    rows it shows."""
+
+    __slots__ = ("before", "after", "role", "text", "kinds", "_sides", "_html")
+
+    def __init__(
+        self, before: int | None, after: int | None, role: str, text: str, kinds: list[str],
+        sides: tuple[_Side, _Side | None],
+    ) -> None:
+        self.before, self.after, self.role, self.text, self.kinds = before, after, role, text, kinds
+        self._sides = sides
+        self._html: tuple[str, str] | None = None
+
+    def _cards(self) -> tuple[str, str]:
+        if self._html is None:
+            stored, sent = self._sides
+            b = stored.card(self.before) if self.before is not None else ""
+            a = sent.card(self.after) if sent is not None and self.after is not None else ""
+            self._html = (b, a)
+        return self._html
+
+    @property
+    def before_html(self) -> str:
+        return self._cards()[0]
+
+    @property
+    def after_html(self) -> str:
+        return self._cards()[1]
 
 
 @dataclass(slots=True)
@@ -188,8 +208,26 @@ class _Side:
     def anchor(self, i: int) -> str:
         return f"{self.prefix}{i}"
 
-    def card(self, i: int) -> tuple[str, str]:
-        """(card HTML, searchable text) of message ``i``."""
+    def text(self, i: int) -> str:
+        """What search finds message ``i`` by: its text, tool names, call ids, arguments, the
+        results of its calls and the text sent for a lost one."""
+        m = self.messages[i]
+        if isinstance(m, AssistantMessage):
+            out = [m.role, m.reasoning or "", m.content]
+            for c in m.tool_calls or []:
+                out += [c.name, c.id, c.arguments]
+                r = self.result_of.get((i, c.id))
+                if r is not None:
+                    out.append(self.messages[r].content)  # type: ignore[union-attr]
+                elif c.id in self.lost:
+                    out.append(self.lost[c.id].told or "")
+            return "\n".join(out)
+        if isinstance(m, ToolMessage):
+            return "\n".join((m.role, m.name, m.tool_call_id, m.content))
+        return f"{m.role}\n{text_of(m)}"
+
+    def card(self, i: int) -> str:
+        """The card of message ``i`` (escaped HTML)."""
         m = self.messages[i]
         kind = self.added.get(i)
         flags = []
@@ -205,28 +243,17 @@ class _Side:
             f'<b class="pk-role">{esc(m.role)}</b>{_info(self.details.get(i))}{"".join(badges)}</div>'
         )
         parts = [head]
-        search = [m.role]
         if isinstance(m, AssistantMessage):
             if m.reasoning:
                 parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit))
-                search.append(m.reasoning)
             elif m.reasoning_items is not None or m.reasoning_details:
                 parts.append('<div class="pk-lbl">thinking kept encrypted (sent back as it was)</div>')
             if m.content:
                 parts.append(fold(m.content, limit=self.limit))
-                search.append(m.content)
             for c in m.tool_calls or []:
                 parts.append(self._call(i, c.id, c.name, c.arguments))
-                search += [c.name, c.id, c.arguments]
-                r = self.result_of.get((i, c.id))
-                if r is not None:
-                    search.append(self.messages[r].content)  # type: ignore[union-attr]
-                lost = self.lost.get(c.id)
-                if lost is not None and r is None:
-                    search.append(lost.told or "")
         elif isinstance(m, ToolMessage):
             at = self.call_of.get(i)
-            search += [m.name, m.tool_call_id, m.content]
             if at is not None and not kind:
                 parts.append(
                     f'<div class="pk-stub">result of <code>{esc(m.name)}</code> '
@@ -243,13 +270,12 @@ class _Side:
             text = text_of(m)
             label = "system prompt" if isinstance(m, SystemMessage) else ""
             parts.append(fold(text, label=label, limit=self.limit))
-            search.append(text)
         for f in here:
             if f.kind == "lost_call":
                 continue  # shown on its call
             parts.append(_finding_box(f))
         cls = " ".join(["pk-card", f"pk-r-{esc(m.role)}", *flags])
-        return f'<div class="{cls}" id="{self.anchor(i)}">{"".join(parts)}</div>', "\n".join(search)
+        return f'<div class="{cls}" id="{self.anchor(i)}">{"".join(parts)}</div>'
 
     def _call(self, i: int, call_id: str, name: str, arguments: str) -> str:
         r = self.result_of.get((i, call_id))
@@ -426,20 +452,17 @@ def build_page(
     rows: list[Row] = []
     for b, a in pairs:
         kinds: list[str] = []
-        bh = ah = ""
-        text = ""
         if b is not None:
-            bh, text = stored.card(b)
+            text = stored.text(b)
             kinds += [f.kind for f in by_index.get(b, [])]
             if b in before_marks:
                 kinds.append(before_marks[b])
-        if sent is not None and a is not None:
-            ah, t2 = sent.card(a)
-            text = text or t2
-            if a in after_marks:
-                kinds.append(after_marks[a])
+        else:
+            text = sent.text(a) if sent is not None and a is not None else ""
+        if sent is not None and a is not None and a in after_marks:
+            kinds.append(after_marks[a])
         role = (messages[b] if b is not None else repaired.messages[a or 0]).role
-        rows.append(Row(b, a, role, bh, ah, text[:SEARCH_CHARS].lower(), list(dict.fromkeys(kinds))))
+        rows.append(Row(b, a, role, text[:SEARCH_CHARS].lower(), list(dict.fromkeys(kinds)), (stored, sent)))
     return Page(
         title=title,
         source_format=source_format,

@@ -233,6 +233,8 @@ class HistoryView:
         self.interrupted_html = w.HTML(value="")
         self.pending_html = w.HTML(value="")
         self.settle_box = w.VBox([])
+        if self.conversation is None:  # a plain list of messages has nothing to resume
+            self.resume_button.layout.display = "none"
         self.actions = w.HBox([self.repair_button, self.resume_button])
         self.root = w.VBox(
             [
@@ -454,12 +456,12 @@ class HistoryView:
         if self.repaired is not None:
             self.after.value = _table(self.repaired.messages, after_rows[cut], self.highlights(), "data-change")
         page = self.cards_page()
-        self.findings.value = findings_html(page, limit=LIST_CAP)
+        self.findings.value = f'<div class="pk-view">{findings_html(page, limit=LIST_CAP)}</div>'
         q = self.search.value.strip()
         found = f"{len(card_rows)} row(s) match \u201c{html.escape(q)}\u201d" if q else ""
         # the cards follow the tables' pages; the last page takes the rest (repair may add rows)
         cards = card_rows[cut] if self.page < pages - 1 else card_rows[self.page * PAGE_ROWS:]
-        self.cards.value = f'<div class="pk-lbl">{found}</div>' + rows_html(page, cards)
+        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{rows_html(page, cards)}</div>'
         finished = page.valid and (self.conversation is None or self._finished())
         self.actions.layout.display = "none" if finished else None
         self._render_calls()

@@ -26,7 +26,7 @@ def _headline(page: Page) -> str:
     if lost:
         bits.append(f"{lost} lost call(s)")
     bits.append(f"{len(page.findings)} finding(s)")
-    fmt = f" ({page.source_format})" if page.source_format else ""
+    fmt = f" ({page.source_format})" if page.source_format and page.source_format not in page.title else ""
     return f'<div class="pk-summary"><b>{esc(page.title)}</b>{esc(fmt)}: {esc("; ".join(bits))}</div>'
 
 
@@ -158,7 +158,7 @@ function render(){
  var y0=window.scrollY-(list.getBoundingClientRect().top+window.scrollY),a=find(Math.max(0,y0-OVER)),
   b=Math.min(shown.length,find(y0+window.innerHeight+OVER)+1);
  if(a===first&&b===last)return;
- var de=document.documentElement,atEnd=b===shown.length&&window.scrollY+window.innerHeight>=de.scrollHeight-2;
+ var de=document.documentElement,atEnd=b===shown.length&&window.scrollY>0&&window.scrollY+window.innerHeight>=de.scrollHeight-2;
  var want=new Set();for(var k=a;k<b;k++)want.add(shown[k]);
  Array.prototype.slice.call(body.children).forEach(function(c){if(!want.has(+c.dataset.row)){ro.unobserve(c);body.removeChild(c);}});
  var frag=document.createDocumentFragment();

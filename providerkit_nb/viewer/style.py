@@ -9,6 +9,9 @@ from __future__ import annotations
 CSS = """
 .pk-view{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.35;color:#1f2328;max-width:100%;overflow-wrap:anywhere}
 .pk-view *{box-sizing:border-box}
+.pk-view div,.pk-view pre,.pk-view ol,.pk-view li{line-height:1.35}
+.pk-view pre,.jp-RenderedHTMLCommon .pk-view pre{margin:2px 0;padding:2px 4px;line-height:1.35}
+.pk-view details,.pk-view summary{margin:0}
 .pk-view a{color:#0b5cad;text-decoration:none}.pk-view a:hover{text-decoration:underline}
 .pk-summary{margin:4px 0 8px}
 .pk-ok{background:#e8f5e9;border:1px solid #a5d6a7;padding:6px 10px;border-radius:4px;margin:4px 0}

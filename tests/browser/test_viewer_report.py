@@ -145,6 +145,7 @@ def test_langgraph_thread_whose_tool_raised(page: Any, tmp_path: Path) -> None:
     report = pk.inspect(FIXTURES / "langgraph.sqlite", thread="tool-raised")
     facts = _open(page, report, tmp_path / "lg.html")
     assert facts["width"] <= WIDTH
+    _shot(page, "viewer-langgraph-top.png")
     top = page.inner_text(".pk-findings")
     assert "disk full" in top  # the tool's own error, from the checkpoint's __error__ write
     assert "never returned" in top

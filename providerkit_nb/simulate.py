@@ -464,7 +464,7 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
             saved = killed.load(cid)
         repaired = repair_history(saved, is_read_only=_READ_ONLY)
         on_disk = folder / "NOTES.md"
-        lost = {"NOTES.md on disk, half written by the killed tool": on_disk.read_text()} if on_disk.exists() else {}
+        half = {"NOTES.md on disk, half written by the killed tool": on_disk.read_text()} if on_disk.exists() else {}
         return Lesson(
             name,
             f"the process was killed with SIGKILL inside write_file (exit {report.returncode}); "
@@ -477,7 +477,7 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
                    ("tool", "read_file ran"), ("save", "its result"), ("tool", "write_file started writing"),
                    ("crash", "SIGKILL"), ("lost", "write_file's result"),
                    ("survived", f"{len(saved)} messages; NOTES.md half written")],
-            lost=lost,
+            lost=half,
         )
 
     store = store if store is not None else MemoryStore()

@@ -13,9 +13,8 @@ from typing import Any
 
 from ..core.messages import Message
 from ..core.repair import Repaired
-from ..viewer import build_page
+from ..viewer import build_page, write_html
 from ..viewer import report_html as _page_html
-from ..viewer import write_html
 
 __all__ = ["report_html", "write_report"]
 

@@ -21,7 +21,15 @@ import pandas as pd
 from ..core import repair
 from ..core.messages import Message, ensure_messages
 from ..core.repair import Repaired, repair_history
-from ..viewer import Page, build_page, findings_html, focus_rows, rows_html, static_html, text_summary
+from ..viewer import (
+    Page,
+    build_page,
+    findings_html,
+    focus_rows,
+    rows_html,
+    static_html,
+    text_summary,
+)
 from ..viewer.style import CSS
 from . import frames
 

@@ -302,7 +302,7 @@ def _details(o: dict[str, Any]) -> dict[str, Any]:
     ts = o.get("timestamp")
     if isinstance(ts, str):
         out["time"] = ts.replace("T", " ")[:19]
-    msg = o.get("message") if isinstance(o.get("message"), dict) else {}
+    msg: dict[str, Any] = o["message"] if isinstance(o.get("message"), dict) else {}
     if isinstance(msg.get("model"), str) and msg["model"] != "<synthetic>":
         out["model"] = msg["model"]
     usage = msg.get("usage")

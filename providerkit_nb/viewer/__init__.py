@@ -7,7 +7,15 @@ the widget and a saved notebook all show the same cards.
 from __future__ import annotations
 
 from .cards import Finding, Page, Row, align, build_page, page_of
-from .page import findings_html, focus_rows, report_html, rows_html, static_html, text_summary, write_html
+from .page import (
+    findings_html,
+    focus_rows,
+    report_html,
+    rows_html,
+    static_html,
+    text_summary,
+    write_html,
+)
 
 __all__ = [
     "Finding",

@@ -218,7 +218,7 @@ class _Side:
                 out += [c.name, c.id, c.arguments]
                 r = self.result_of.get((i, c.id))
                 if r is not None:
-                    out.append(self.messages[r].content)  # type: ignore[union-attr]
+                    out.append(text_of(self.messages[r]))
                 elif c.id in self.lost:
                     out.append(self.lost[c.id].told or "")
             return "\n".join(out)
@@ -442,9 +442,9 @@ def build_page(
             by_index.setdefault(f.index, []).append(f)
     before_marks = {c.index_before: c.kind for c in repaired.changes if c.index_before is not None and c.index_after is None}
     after_marks: dict[int, str] = {}
-    for c in repaired.changes:
-        if c.index_after is not None:
-            after_marks.setdefault(c.index_after, c.kind)
+    for ch in repaired.changes:
+        if ch.index_after is not None:
+            after_marks.setdefault(ch.index_after, ch.kind)
     stored = _Side(messages, "m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
     changed = bool(repaired.changes)
     sent = _Side(repaired.messages, "a-", added=after_marks, limit=max_chars) if changed else None

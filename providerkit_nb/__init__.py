@@ -124,6 +124,8 @@ _LAZY: dict[str, str] = {
     "HistoryView": "providerkit_nb.notebook.widgets",
     "StoreBrowser": "providerkit_nb.notebook.widgets",
     "show_frame": "providerkit_nb.notebook.frames",
+    "build_page": "providerkit_nb.viewer",
+    "timeline_html": "providerkit_nb.viewer.timeline",
     "ApprovalWidget": "providerkit_nb.notebook.approval",
     "SettleError": "providerkit_nb.approval",
     "ApprovalError": "providerkit_nb.approval",

@@ -333,34 +333,36 @@ def _finding_box(f: Finding) -> str:
 
 
 def align(before: Sequence[Message], repaired: Repaired) -> list[tuple[int | None, int | None]]:
-    """Rows (stored index, sent index): a message kept (the same object, or one a change names
-    on both sides) shares a row; an added one has a row with no stored side; a dropped one a row
-    with no sent side."""
+    """Rows (stored index, sent index): a message kept (the same object or an equal one, or one a
+    change names on both sides) shares a row; an added one has a row with no stored side; a
+    dropped one a row with no sent side. The stored history may be a fresh load (other objects)."""
     after = repaired.messages
-    where = {id(m): i for i, m in enumerate(before)}
-    to_before: dict[int, int] = {}
-    for j, m in enumerate(after):
-        b = where.get(id(m))
-        if b is not None:
-            to_before[j] = b
+    by_change: dict[int, int] = {}
+    dropped: set[int] = set()
     for c in repaired.changes:
         if c.index_before is not None and c.index_after is not None:
-            to_before.setdefault(c.index_after, c.index_before)
-    mapped = set(to_before.values())
+            by_change.setdefault(c.index_after, c.index_before)
+        elif c.index_before is not None:
+            dropped.add(c.index_before)
+    moved = set(by_change.values())
     rows: list[tuple[int | None, int | None]] = []
     i = 0
-    for j in range(len(after)):
-        b = to_before.get(j)
+    for j, m in enumerate(after):
+        b = by_change.get(j)
         if b is None:
-            rows.append((None, j))
-            continue
-        while i < b:
-            if i not in mapped:
-                rows.append((i, None))
-            i += 1
+            while i < len(before) and (i in dropped or i in moved):
+                if i in dropped:
+                    rows.append((i, None))
+                i += 1
+            if i < len(before) and (before[i] is m or before[i] == m):
+                b = i
+            else:
+                rows.append((None, j))
+                continue
         rows.append((b, j))
-        i = max(i, b + 1)
-    rows.extend((k, None) for k in range(i, len(before)) if k not in mapped)
+        if b == i:
+            i += 1
+    rows.extend((k, None) for k in range(i, len(before)) if k not in moved)
     return rows
 
 

@@ -94,3 +94,25 @@ def test_settle_actions_are_ordered_by_safety() -> None:
     labels = [b.description for box in row.root.children[1:] for b in box.children if hasattr(b, "on_click")]
     assert labels == ["Leave it to the model", "It ran: record what happened", "Run it again"]
     assert row.model_button.button_style == "primary" and row.run_button.button_style == ""
+
+
+def test_a_fresh_load_of_the_stored_history_aligns_by_value() -> None:
+    """The stored side read again from a store (other objects, equal values) still pairs up."""
+    repaired = pk.repair_history(ensure_messages(_broken()))
+    fresh = ensure_messages(_broken())
+    page = build_page(fresh, repaired)
+    assert [(r.before, r.after) for r in page.rows] == [(0, 0), (1, 1), (2, 2), (None, 3), (3, 4)]
+
+
+def test_a_dropped_and_a_renamed_message_keep_their_rows() -> None:
+    msgs = ensure_messages([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": ""},  # an empty placeholder: dropped
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "name": "read_file", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "x", "name": "read_file", "content": "1"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "name": "read_file", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "x", "name": "read_file", "content": "2"},
+    ])
+    repaired = pk.repair_history(msgs)
+    rows = [(r.before, r.after) for r in build_page(msgs, repaired).rows]
+    assert rows == [(0, 0), (1, None), (2, 1), (3, 2), (4, 3), (5, 4)]

@@ -411,7 +411,8 @@ class Lesson:
         from .viewer.timeline import lost_html, timeline_html
 
         error = f" \u00b7 error seen: <code>{esc(self.error)}</code>" if self.error else ""
-        page = build_page(self.saved, self.repaired, validate_history(self.saved), title=f"lesson {self.name}")
+        page = build_page(self.saved, self.repaired, validate_history(self.saved), title=f"lesson {self.name}",
+                          anchor=f"{self.name}-")
         return (
             f"<div><b>{esc(self.name)}</b>: {esc(self.summary)}{error}</div>"
             + timeline_html(self.steps, title="the turn, left to right")

@@ -347,6 +347,7 @@ class HistoryView:
                 pending=getattr(i, "pending_approval", ()) or (),
                 details=getattr(i, "details", None),
                 max_chars=CARD_CHARS,
+                anchor=f"v{id(self) % 1_000_000}-",  # several views on one notebook page
             )
             self._page_key = key
         return self._page

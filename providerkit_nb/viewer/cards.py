@@ -107,6 +107,7 @@ class Page:
     valid: bool
     skipped: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    anchor: str = ""  # prefix of every id on the page
 
     def kinds(self) -> list[str]:
         """Kinds that occur on some row, in order of first occurrence (the legend lists only these)."""
@@ -387,14 +388,18 @@ def build_page(
     details: Mapping[int, Mapping[str, Any]] | None = None,
     meta: Mapping[str, Any] | None = None,
     max_chars: int | None = None,
+    anchor: str = "",
 ) -> Page:
-    """Everything a view shows, built once: findings (linked to their stored message) and rows."""
+    """Everything a view shows, built once: findings (linked to their stored message) and rows.
+
+    ``anchor`` prefixes every id (``m-3`` becomes ``<anchor>m-3``), so several pages shown in one
+    notebook link each to its own cards; the HTML file uses none (``#m-123``, ``#f-2``)."""
     messages = list(messages)
     repaired = repaired if repaired is not None else Repaired(list(messages))
     findings: list[Finding] = []
 
     def add(kind: str, title: str, index: int | None, **kw: Any) -> Finding:
-        f = Finding(f"f-{len(findings) + 1}", kind, title, index if isinstance(index, int) else None, **kw)
+        f = Finding(f"{anchor}f-{len(findings) + 1}", kind, title, index if isinstance(index, int) else None, **kw)
         findings.append(f)
         return f
 
@@ -447,9 +452,9 @@ def build_page(
     for ch in repaired.changes:
         if ch.index_after is not None:
             after_marks.setdefault(ch.index_after, ch.kind)
-    stored = _Side(messages, "m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
+    stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
     changed = bool(repaired.changes)
-    sent = _Side(repaired.messages, "a-", added=after_marks, limit=max_chars) if changed else None
+    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, limit=max_chars) if changed else None
     pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
     rows: list[Row] = []
     for b, a in pairs:
@@ -476,10 +481,11 @@ def build_page(
         valid=not problems and not repaired.interrupted and not changed,
         skipped=dict(skipped or {}),
         meta=dict(meta or {}),
+        anchor=anchor,
     )
 
 
-def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None) -> Page:
+def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None, anchor: str = "") -> Page:
     """The Page of an inspection (anything with ``messages``, ``repaired``, ``problems`` and,
     optionally, the source's ``markers``, ``skipped``, ``warnings``, ``pending_approval``,
     ``details``)."""
@@ -496,4 +502,5 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None)
         details=getattr(obj, "details", None),
         meta=getattr(obj, "meta", None),
         max_chars=max_chars,
+        anchor=anchor,
     )

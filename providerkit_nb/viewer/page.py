@@ -41,7 +41,7 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
     items = []
     shown = page.findings if limit is None else page.findings[:limit]
     for f in shown:
-        where = f' at <a href="#m-{f.index}">message #{f.index}</a>' if f.index is not None else ""
+        where = f' at <a href="#{page.anchor}m-{f.index}">message #{f.index}</a>' if f.index is not None else ""
         extra = ""
         if f.kind == "lost_call":
             safe = "read-only" if f.read_only else "may have partly run"

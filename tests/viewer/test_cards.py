@@ -116,3 +116,14 @@ def test_a_dropped_and_a_renamed_message_keep_their_rows() -> None:
     repaired = pk.repair_history(msgs)
     rows = [(r.before, r.after) for r in build_page(msgs, repaired).rows]
     assert rows == [(0, 0), (1, None), (2, 1), (3, 2), (4, 3), (5, 4)]
+
+
+def test_two_views_on_one_notebook_page_link_each_to_its_own_cards() -> None:
+    from providerkit_nb.notebook.widgets import HistoryView
+
+    one, two = (HistoryView(_broken())._repr_mimebundle_()["text/html"] for _ in range(2))
+    ids = [set(re.findall(r' id="([^"]+)"', h)) for h in (one, two)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    for h, own in zip((one, two), ids, strict=True):
+        targets = set(re.findall(r'href="#([^"]+)"', h))
+        assert targets and targets <= own  # every link lands on a card of the same output

@@ -33,6 +33,9 @@ def _headline(page: Page) -> str:
 def findings_html(page: Page, *, limit: int | None = None) -> str:
     """The summary and the findings, each linking to its card (``#m-<index>``)."""
     out = [_headline(page)]
+    facts = [(k, v) for k, v in page.meta.items() if isinstance(v, str | int | float) and not isinstance(v, bool)]
+    if facts:  # what the source says about itself: session id, model, working directory, version
+        out.append('<div class="pk-lbl">' + " \u00b7 ".join(f"{esc(k)}: {esc(v)}" for k, v in facts[:12]) + "</div>")
     if page.valid:
         out.append(
             '<div class="pk-ok">valid as stored: every call has its result and a provider accepts the '

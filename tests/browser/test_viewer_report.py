@@ -110,6 +110,10 @@ def test_codex_rollout(page: Any, upstream_transcripts_dir: Path, tmp_path: Path
     text = src.read_text()
     assert "call-structured-001" in text  # the file's own id
     assert _search(page, "call-structured-001").startswith("2 of")  # the call's card and its result's
+    # what the rollout says about its session (the model of its turn context) heads the page
+    records = [json.loads(x) for x in text.splitlines() if x.strip()]
+    model = next(r["payload"]["model"] for r in records if r.get("type") == "turn_context")
+    assert f"model: {model}" in page.inner_text(".pk-view")
     _shot(page, "viewer-codex.png")
     _paint("codex", facts["paint"], facts["rows"])
 

@@ -199,7 +199,7 @@ STORY_QUESTION = "Read README.md and write a one-line summary to NOTES.md."
 STORY_FILES = {"README.md": "# weather-cli\nA tiny command line that prints the weather. Requires Python 3.11."}
 
 
-def _record_then_block() -> None:
+def _record_then_block(arguments: object) -> None:
     if os.environ.get("PK_RECORD_DEMO"):
         from ..testing import offline
 

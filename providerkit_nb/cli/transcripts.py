@@ -58,11 +58,9 @@ def inspect_command(
     if html:
         if _same_file(html, source):
             return _fail(f"{html}: --html would overwrite the transcript; pick another file")
-        from ..core.repair import Repaired
-        from ..viewer.report import write_report
+        from ..viewer import page_of, write_html
 
-        repaired = report.repaired or Repaired(list(report.messages))
-        write_report(html, report.messages, repaired, report.problems, title=report.title, abandoned=report.abandoned)
+        write_html(page_of(report, title=report.title), html)
     if as_json:
         print(json.dumps(report.to_json(), ensure_ascii=False))
     else:

@@ -223,9 +223,17 @@ def _flat(d: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_ITABLES_LOADED = False
+
+
 def show_frame(frame: pd.DataFrame, **options: Any) -> Any:
     """Show a DataFrame with interactive paging and search when ``itables`` is installed (the
-    ``tables`` extra), else as pandas shows it. The frame itself stays a plain DataFrame."""
+    ``tables`` extra), else as pandas shows it. The frame itself stays a plain DataFrame.
+
+    The table's script comes from the installed itables package, not from the internet: the
+    first call puts itables' bundle into the notebook (its offline mode), so the tables work
+    offline and in a saved notebook (keep that first output)."""
+    global _ITABLES_LOADED
     try:
         import itables
     except ImportError:
@@ -234,5 +242,8 @@ def show_frame(frame: pd.DataFrame, **options: Any) -> Any:
         show: Callable[..., Any] = display  # IPython's display is untyped
         show(frame)
         return None
+    if not _ITABLES_LOADED and not options.get("connected"):
+        itables.init_notebook_mode(all_interactive=False, connected=False)
+        _ITABLES_LOADED = True
     options.setdefault("pageLength", 25)
     return itables.show(frame, **options)

@@ -24,15 +24,7 @@ class Inspection(_analysis.Inspection):
         if self._view is None:
             from .widgets import HistoryView
 
-            self._view = HistoryView(self.messages, problems=self.problems, title=self.title)
-            if self.abandoned:
-                import ipywidgets as w
-
-                from ..viewer.report import abandoned_html
-
-                self._view.abandoned_html = w.HTML(value=abandoned_html(self.abandoned))
-                self._view.root.children = (self._view.root.children[0], self._view.abandoned_html,
-                                            *self._view.root.children[1:])
+            self._view = HistoryView(self.messages, problems=self.problems, title=self.title, inspection=self)
         return self._view
 
     def problems_frame(self) -> Any:
@@ -56,28 +48,31 @@ class Inspection(_analysis.Inspection):
 
         return changes_frame(self.repaired or Repaired(list(self.messages)))
 
-    def report_html(self) -> str:
-        """The before/after repair report (one self-contained, escaped HTML page)."""
-        from ..viewer.report import report_html
+    def page(self) -> Any:
+        """The viewer's Page of this inspection (findings and cards)."""
+        from ..viewer import page_of
 
-        return report_html(
-            self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title,
-            abandoned=self.abandoned,
-        )
+        return page_of(self, title=self.title)
+
+    def report_html(self) -> str:
+        """The report: one self-contained, escaped HTML page (findings, then every message)."""
+        from ..viewer import report_html
+
+        return report_html(self.page())
 
     def write_html(self, path: str | Path) -> Path:
-        from ..viewer.report import write_report
+        from ..viewer import write_html
 
-        return write_report(
-            path, self.messages, self.repaired or Repaired(list(self.messages)), self.problems, title=self.title,
-            abandoned=self.abandoned,
-        )
+        return write_html(self.page(), path)
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
+    def _repr_html_(self) -> str:
+        from ..viewer import page_of, static_html
 
-        display(self.view.root)
+        return static_html(page_of(self, title=self.title, max_chars=20_000, anchor=f"i{id(self) % 1_000_000}-"))
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget, plus static HTML and text a saved or exported notebook keeps."""
+        return self.view._repr_mimebundle_(include, exclude)
 
 
 def inspect(source: Any, **options: Any) -> Inspection:

@@ -21,6 +21,16 @@ import pandas as pd
 from ..core import repair
 from ..core.messages import Message, ensure_messages
 from ..core.repair import Repaired, repair_history
+from ..viewer import (
+    Page,
+    build_page,
+    findings_html,
+    focus_rows,
+    rows_html,
+    static_html,
+    text_summary,
+)
+from ..viewer.style import CSS
 from . import frames
 
 __all__ = ["HistoryView", "StoreBrowser", "CHANGE_COLOURS", "select_rows", "payload_bytes"]
@@ -44,6 +54,7 @@ CONTEXT = 2  # rows shown around each row repair touched
 LAST = 10  # the last messages, always in the default selection
 SMALL = 60  # a history this short is shown whole
 CELL_CHARS = 300  # a cell never carries more than this
+CARD_CHARS = 2000  # a text in a card is cut here (frame() and the HTML report keep it whole)
 LIST_CAP = 50  # problems and interrupted calls listed in HTML (the frames have them all)
 
 # The side-by-side tables show what fits in half a notebook; the frames keep every column.
@@ -137,25 +148,34 @@ def _display(obj: Any) -> None:
 
 
 class _SettleRow:
-    """The three actions for one interrupted call that may have run."""
+    """The three actions for one interrupted call that may have run, safest first: leave it to
+    the model, record what happened, and (least prominent) run it again."""
 
     def __init__(self, view: HistoryView, call: repair.InterruptedCall) -> None:
         self.call = call
         self.label = w.HTML(
             value=(
-                f"<code>{html.escape(call.name)}</code>(<code>{_cell(call.arguments)}</code>) "
-                f"<small>call id {html.escape(call.id)}: may have partly run</small>"
+                f"<code>{html.escape(call.name)}</code> <small>call id {html.escape(call.id)}: may have partly run"
+                f"</small><pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0'>"
+                f"{html.escape(call.arguments)}</pre>"
             )
         )
-        self.note = w.Textarea(placeholder="what happened (for \u201cit ran\u201d)", layout=w.Layout(width="60%"))
+        self.note = w.Textarea(placeholder="what happened (for \u201cit ran\u201d)", layout=w.Layout(width="auto", flex="1"))
+        self.model_button = w.Button(
+            description="Leave it to the model", button_style="primary", layout=w.Layout(width="auto"),
+            tooltip="the model reads that the call was interrupted and may have partly run",
+        )
         self.ran_button = w.Button(description="It ran: record what happened", layout=w.Layout(width="auto"))
-        self.run_button = w.Button(description="Run it now", button_style="warning")
-        self.model_button = w.Button(description="Leave it to the model", layout=w.Layout(width="auto"))
+        self.run_button = w.Button(
+            description="Run it again", layout=w.Layout(width="auto"),
+            tooltip="runs the tool now, even though it may already have run",
+        )
+        self.run_button.add_class("pk-least")
         self.ran_button.on_click(lambda _b: view.settle(call.id, "ran", note=self.note.value))
         self.run_button.on_click(lambda _b: view.settle(call.id, "run"))
         self.model_button.on_click(lambda _b: view.settle(call.id, "model"))
         self.root = w.VBox(
-            [self.label, w.HBox([self.note, self.ran_button]), w.HBox([self.run_button, self.model_button])],
+            [self.label, w.HBox([self.model_button]), w.HBox([self.note, self.ran_button]), w.HBox([self.run_button])],
             layout=w.Layout(border="1px solid #ddd", padding="4px", margin="2px 0"),
         )
         self.root.add_class("pk-settle")
@@ -178,6 +198,7 @@ class HistoryView:
         is_read_only: Callable[[str], bool] | None = None,
         problems: Sequence[Any] | None = None,
         title: str | None = None,
+        inspection: Any = None,
     ) -> None:
         self.conversation = source if hasattr(source, "resume") and hasattr(source, "store") else None
         if self.conversation is not None:
@@ -190,23 +211,31 @@ class HistoryView:
             preview = repair_history(self._messages, is_read_only=self.is_read_only)
         self._preview = preview  # what repair would touch: where the default selection looks
         self.problems = list(problems or [])
+        self.inspection = inspection  # the source's markers, skipped counts, warnings, details
+        self.title_text = title or ""
         self.repaired: Repaired | None = None
         self.page = 0
         self.settle_rows: dict[str, _SettleRow] = {}
 
-        self.title = w.HTML(value=f"<b>{html.escape(title)}</b>" if title else "")
-        self.show = w.Dropdown(options=SHOW, value="focus", description="show")
-        self.role = w.Dropdown(options=ROLES, value="all", description="role")
-        self.kind = w.Dropdown(options=KINDS, value="any", description="change")
-        self.repair_button = w.Button(description="Repair", button_style="warning", icon="wrench")
+        self.title = w.HTML(value=f"<style>{CSS}</style>")
+        compact = {"style": {"description_width": "initial"}, "layout": w.Layout(width="auto")}
+        self.show = w.Dropdown(options=SHOW, value="focus", description="show", **compact)
+        self.role = w.Dropdown(options=ROLES, value="all", description="role", **compact)
+        self.kind = w.Dropdown(options=KINDS, value="any", description="change", **compact)
+        self.search = w.Text(placeholder="search text, tool names, call ids", continuous_update=False,
+                             layout=w.Layout(flex="1", min_width="12em"))
+        self.repair_button = w.Button(description="Repair", icon="wrench", layout=w.Layout(width="auto"))
         self.resume_button = w.Button(
-            description="Resume", button_style="success", icon="play", disabled=self.conversation is None
+            description="Resume", icon="play", disabled=self.conversation is None, layout=w.Layout(width="auto")
         )
         self.prev_button = w.Button(description="\u25c0 page", layout=w.Layout(width="auto"))
         self.next_button = w.Button(description="page \u25b6", layout=w.Layout(width="auto"))
         self.page_label = w.Label(value="")
         self.status = w.Label(value="")
         self.problems_html = w.HTML(value=self._problems_html())
+        self.findings = w.HTML(value="")
+        self.cards = w.HTML(value="")
+        # the two histories as plain tables (what frames and scripts read; the cards show both)
         self.before = w.HTML(value="")
         self.after = w.HTML(value="<i>not repaired yet: press Repair</i>")
         self.interrupted_html = w.HTML(value="")
@@ -216,29 +245,26 @@ class HistoryView:
         self.live = w.HTML(value="")
         self.asks = w.VBox([])
         self.settle_box = w.VBox([])
+        if self.conversation is None:  # a plain list of messages has nothing to resume
+            self.resume_button.layout.display = "none"
+        self.actions = w.HBox([self.repair_button, self.resume_button])
         self.root = w.VBox(
             [
                 self.title,
-                w.HBox([self.repair_button, self.resume_button]),
+                self.findings,
+                self.actions,
                 self.asks,
                 self.live,
-                w.HBox([self.show, self.role, self.kind]),
-                w.HBox([self.prev_button, self.page_label, self.next_button]),
-                self.status,
-                self.problems_html,
-                w.HBox(
-                    [
-                        w.VBox([w.HTML("<b>as stored</b>"), self.before], layout=w.Layout(width="50%")),
-                        w.VBox([w.HTML("<b>after repair</b>"), self.after], layout=w.Layout(width="50%")),
-                    ]
-                ),
-                w.HTML("<b>interrupted calls</b>"),
-                self.interrupted_html,
+                w.HBox([self.search, self.show, self.role, self.kind], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox([self.prev_button, self.page_label, self.next_button, self.status],
+                       layout=w.Layout(flex_flow="row wrap", align_items="center")),
+                self.cards,
                 self.settle_box,
                 self.pending_html,
             ]
         )
         self.root.add_class("pk-view")
+        self.search.observe(lambda _change: self.go_to(0), names="value")
         for control in (self.show, self.role, self.kind):
             control.observe(lambda _change: self.go_to(0), names="value")
         self.repair_button.on_click(lambda _b: self.repair())
@@ -310,6 +336,43 @@ class HistoryView:
             return before, []
         msgs = self.repaired.messages
         return before, select_rows(len(msgs), self.highlights(), [m.role for m in msgs], **kw)
+
+    def cards_page(self) -> Page:
+        """The viewer's cards and findings for the history (repaired, or as repair would do it)."""
+        r = self.repaired or self._preview
+        key = (id(self._messages), len(self._messages), id(r))
+        if getattr(self, "_page_key", None) != key:
+            i = self.inspection
+            self._page = build_page(
+                self._messages, r, self.problems,
+                title=self.title_text or f"{len(self._messages)} messages",
+                source_format=getattr(i, "format", None),
+                markers=getattr(i, "markers", ()) or (),
+                skipped=getattr(i, "skipped", None),
+                warnings=getattr(i, "warnings", ()) or (),
+                pending=getattr(i, "pending_approval", ()) or (),
+                abandoned=getattr(i, "abandoned", ()) or (),
+                details=getattr(i, "details", None),
+                max_chars=CARD_CHARS,
+                anchor=f"v{id(self) % 1_000_000}-",  # several views on one notebook page
+            )
+            self._page_key = key
+        return self._page
+
+    def card_rows(self) -> list[int]:
+        """Rows of ``page()`` the filters and the search select, before paging."""
+        page = self.cards_page()
+        n = len(page.rows)
+        if self.kind.value != "any":
+            rows: Sequence[int] = [
+                k for k, r in enumerate(page.rows) if r.kinds and (self.kind.value == "changed" or self.kind.value in r.kinds)
+            ]
+        elif self.show.value == "all" or n <= SMALL:
+            rows = range(n)
+        else:
+            rows = focus_rows(page, context=CONTEXT, first=0, last=LAST)
+        role, q = self.role.value, self.search.value.strip().lower()
+        return [k for k in rows if (role == "all" or page.rows[k].role == role) and (not q or q in page.rows[k].text)]
 
     @property
     def pages(self) -> int:
@@ -449,6 +512,7 @@ class HistoryView:
 
     def _render(self) -> None:
         before_rows, after_rows = self.shown_rows()
+        card_rows = self.card_rows()
         pages = max(1, -(-max(len(before_rows), len(after_rows)) // PAGE_ROWS))
         self.page = min(max(0, self.page), pages - 1)
         cut = slice(self.page * PAGE_ROWS, (self.page + 1) * PAGE_ROWS)
@@ -458,6 +522,15 @@ class HistoryView:
         self.before.value = _table(self._messages, before_rows[cut], self._before_marks(), "data-touched")
         if self.repaired is not None:
             self.after.value = _table(self.repaired.messages, after_rows[cut], self.highlights(), "data-change")
+        page = self.cards_page()
+        self.findings.value = f'<div class="pk-view">{findings_html(page, limit=LIST_CAP)}</div>'
+        q = self.search.value.strip()
+        found = f"{len(card_rows)} row(s) match \u201c{html.escape(q)}\u201d" if q else ""
+        # the cards follow the tables' pages; the last page takes the rest (repair may add rows)
+        cards = card_rows[cut] if self.page < pages - 1 else card_rows[self.page * PAGE_ROWS:]
+        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{rows_html(page, cards)}</div>'
+        finished = page.valid and (self.conversation is None or self._finished())
+        self.actions.layout.display = "none" if finished else None
         self._render_calls()
         shown = len(before_rows[cut])
         self.status.value = (
@@ -494,8 +567,19 @@ class HistoryView:
             else ""
         )
 
-    def _ipython_display_(self) -> None:
-        _display(self.root)
+    def _finished(self) -> bool:
+        """The last message is the model's answer with no call open: nothing to resume."""
+        last = self._messages[-1] if self._messages else None
+        return last is not None and last.role == "assistant" and not getattr(last, "tool_calls", None)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The widget, plus the same cards as static HTML and the findings as text: what a saved,
+        exported or GitHub-rendered notebook shows without a kernel."""
+        page = self.cards_page()
+        data = dict(self.root._repr_mimebundle_())
+        data["text/html"] = static_html(page)
+        data["text/plain"] = text_summary(page)
+        return data
 
 
 class StoreBrowser:

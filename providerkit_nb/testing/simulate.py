@@ -245,12 +245,12 @@ def stop_in_tool(t: Tool, *, effect: Callable[[dict[str, Any]], Any] | None = No
 
 
 def demo_tools(
-    files: dict[str, str] | None = None, *, before_write: Callable[[], None] | None = None
+    files: dict[str, str] | None = None, *, before_write: Callable[[dict[str, Any]], None] | None = None
 ) -> tuple[ToolRegistry, dict[str, str]]:
     """``read_file`` (read-only) and ``write_file`` (changes the workspace) over a dict.
 
-    ``before_write`` runs when write_file starts, before it writes (the crash stories use
-    :func:`block_until_killed` there)."""
+    ``before_write(arguments)`` runs when write_file starts, before it writes (the crash
+    stories block there until they are killed)."""
     workspace = files if files is not None else {"README.md": "# Hello\nThis project streams turns."}
 
     def read_file(arguments: dict[str, Any]) -> str:
@@ -261,7 +261,7 @@ def demo_tools(
 
     def write_file(arguments: dict[str, Any]) -> str:
         if before_write is not None:
-            before_write()
+            before_write(arguments)
         workspace[arguments["path"]] = arguments["content"]
         return f"wrote {len(arguments['content'])} characters to {arguments['path']}"
 
@@ -297,7 +297,7 @@ class KillReport:
 TOOL_STARTED = "TOOL_STARTED"  # what a child prints when the tool it will be killed in starts
 
 
-def block_until_killed() -> None:
+def block_until_killed(arguments: object = None) -> None:
     """Say the tool has started, then wait for the parent's SIGKILL."""
     print(TOOL_STARTED, flush=True)
     time.sleep(60)
@@ -370,9 +370,19 @@ import providerkit_nb as pk
 from providerkit_nb.testing import simulate
 
 path, cid = sys.argv[1], sys.argv[2]
-tools, _ = simulate.demo_tools(before_write=simulate.block_until_killed)
+
+def write_half_then_block(arguments):
+    import os
+    target = os.path.join(os.path.dirname(os.path.abspath(path)), arguments["path"])
+    content = arguments["content"]
+    with open(target, "w") as f:   # the side effect: half the file is on disk...
+        f.write(content[: len(content) // 2])
+        f.flush()
+        simulate.block_until_killed()   # ...when the parent kills us here
+
+tools, _ = simulate.demo_tools(before_write=write_half_then_block)
 provider = simulate.ScriptedProvider([
-    simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "done"})]),
+    simulate.call_turn([("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "# Notes\nThe README says hello.\n"})]),
 ])
 store = simulate.announcing(pk.NotebookStore(path))
 convo = pk.Conversation(store, cid, provider, tools, system="You edit files.", display=False)
@@ -405,6 +415,8 @@ class Lesson:
     repaired: Repaired
     told: list[str] = field(default_factory=list)
     after_resume: list[Message] | None = None
+    steps: list[tuple[str, str]] = field(default_factory=list)  # the turn, left to right (viewer.timeline)
+    lost: dict[str, str] = field(default_factory=dict)  # what the break took, with its exact text
 
     def frames(self) -> dict[str, Any]:
         from ..notebook import frames
@@ -431,14 +443,22 @@ class Lesson:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        import html as _html
+        """The lesson's picture: where the break struck, what was lost, and the same before/after
+        cards every view shows."""
+        from ..core.validate import validate_history
+        from ..viewer import build_page, static_html
+        from ..viewer.cards import esc
+        from ..viewer.timeline import lost_html, timeline_html
 
-        told = "".join(f"<li>{_html.escape(t)}</li>" for t in self.told)
+        error = f" \u00b7 error seen: <code>{esc(self.error)}</code>" if self.error else ""
+        page = build_page(self.saved, self.repaired, validate_history(self.saved), title=f"lesson {self.name}",
+                          anchor=f"{self.name}-")
         return (
-            f"<div><b>{_html.escape(self.name)}</b>: {_html.escape(self.summary)}<br>"
-            f"error seen: <code>{_html.escape(self.error or 'none')}</code><br>"
-            f"saved {len(self.saved)} messages; repair made {len(self.repaired.changes)} change(s)"
-            f"<ul>{told}</ul></div>"
+            f"<div><b>{esc(self.name)}</b>: {esc(self.summary)}{error}</div>"
+            + timeline_html(self.steps, title="the turn, left to right")
+            + '<div style="font-size:12px;color:#57606a">what was lost</div>'
+            + lost_html(self.lost)
+            + static_html(page)
         )
 
 
@@ -468,7 +488,7 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
     if name not in LESSONS:
         raise ValueError(f"unknown lesson {name!r}; choose one of {', '.join(LESSONS)}")
     cid = f"lesson-{name}"
-    tools, _workspace = demo_tools()
+    tools, workspace = demo_tools()
     ask = "Read README.md, then write NOTES.md with a summary."
     two_calls = call_turn(
         [("read_file", {"path": "README.md"}), ("write_file", {"path": "NOTES.md", "content": "A summary."})]
@@ -484,6 +504,8 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
         with NotebookStore(path) as killed:
             saved = killed.load(cid)
         repaired = repair_history(saved, is_read_only=_READ_ONLY)
+        on_disk = folder / "NOTES.md"
+        half = {"NOTES.md on disk, half written by the killed tool": on_disk.read_text()} if on_disk.exists() else {}
         return Lesson(
             name,
             f"the process was killed with SIGKILL inside write_file (exit {report.returncode}); "
@@ -492,27 +514,49 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
             saved,
             repaired,
             _told(repaired),
+            steps=[("save", "user message"), ("stream", "two calls"), ("save", "the calls"),
+                   ("tool", "read_file ran"), ("save", "its result"), ("tool", "write_file started writing"),
+                   ("crash", "SIGKILL"), ("lost", "write_file's result"),
+                   ("survived", f"{len(saved)} messages; NOTES.md half written")],
+            lost=half,
         )
 
     store = store if store is not None else MemoryStore()
+    steps: list[tuple[str, str]] = []
+    lost: dict[str, str] = {}
     if name == "cut_stream":
-        provider: Provider = cut_stream(ScriptedProvider([text_turn("The README says hello and describes streaming.")]), after=2)
+        answer = text_turn("The README says hello and describes streaming.")
+        provider: Provider = cut_stream(ScriptedProvider([answer]), after=2)
         summary = "the connection dropped after 2 chunks of the answer: nothing of it was saved"
+        partial = "".join(c.text for c in answer[:2] if isinstance(c, TextDelta))  # what had arrived
+        lost = {"the partial answer (streamed, never saved)": partial}
+        steps = [("save", "system and user message"), ("stream", f"\u201c{partial}\u2026\u201d"),
+                 ("crash", "connection cut"), ("lost", "the partial answer"), ("survived", "the question, unanswered")]
     elif name == "tool_error":
         tools = ToolRegistry([tools.get("read_file"), raise_in_tool(tools.get("write_file"))])
         provider = ScriptedProvider([two_calls, text_turn("Writing failed; I will tell the user.")])
         summary = "write_file raised: the error became its result and the turn went on"
+        steps = [("save", "user message"), ("stream", "two calls"), ("save", "the calls"), ("tool", "read_file ran"),
+                 ("tool", "write_file raised"), ("save", "both results (the error is one)"),
+                 ("stream", "the answer"), ("survived", "everything: nothing to repair")]
     elif name == "stop_in_tool":
         tools = ToolRegistry([tools.get("read_file"), stop_in_tool(tools.get("write_file"))])
         provider = ScriptedProvider([two_calls])
         summary = "Stop was pressed inside write_file after it wrote: its result was never saved"
+        steps = [("save", "user message"), ("stream", "two calls"), ("save", "the calls"), ("tool", "read_file ran"),
+                 ("save", "its result"), ("tool", "write_file wrote NOTES.md"), ("crash", "Stop (KeyboardInterrupt)"),
+                 ("lost", "write_file's result"), ("survived", "the calls, one result; NOTES.md written")]
     else:  # stalled_stream
         from ..wrappers.watchdog import with_watchdog
 
-        provider = with_watchdog(
-            stalled_stream(ScriptedProvider([text_turn("This answer will stall.")]), after=2), idle=0.5
-        )
+        answer = text_turn("This answer will stall.")
+        provider = with_watchdog(stalled_stream(ScriptedProvider([answer]), after=2), idle=0.5)
+        lost = {"the partial answer (streamed, never saved)": "".join(
+            c.text for c in answer[:2] if isinstance(c, TextDelta))}
         summary = "the stream went silent after 2 chunks; the watchdog hung up after 0.5 s idle"
+        steps = [("save", "system and user message"), ("stream", "2 chunks, then silence"),
+                 ("crash", "watchdog hangs up (0.5 s idle)"), ("lost", "the partial answer"),
+                 ("survived", "the question, unanswered")]
 
     convo = Conversation(store, cid, provider, tools, system="You edit files.", display=False)
     try:
@@ -523,4 +567,6 @@ def lesson(name: str, store: Any = None, *, workdir: str | Path | None = None) -
         error = f"ProviderError({exc.kind.value}): {exc}"
     saved = store.load(cid)
     repaired = repair_history(saved, is_read_only=_READ_ONLY)
-    return Lesson(name, summary, error, saved, repaired, _told(repaired))
+    if name == "stop_in_tool" and "NOTES.md" in workspace:
+        lost = {"NOTES.md in the workspace: the tool's effect stayed, its result was lost": workspace["NOTES.md"]}
+    return Lesson(name, summary, error, saved, repaired, _told(repaired), steps=steps, lost=lost)

@@ -99,6 +99,8 @@ class Transcript:
     abandoned: list[Any] = field(default_factory=list)
     # call id -> the result the tool itself recorded that the model never saw (repair offers it)
     recorded_results: dict[str, str] = field(default_factory=dict)
+    # what the source says about single messages, by canonical index: "time", "model", "tokens"
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n

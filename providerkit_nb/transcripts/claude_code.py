@@ -224,6 +224,7 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
     """Group lines into Anthropic messages, convert them, and place the markers."""
     wire: list[dict[str, Any]] = []
     where: list[int] = []  # line number of each wire message
+    info: list[dict[str, Any]] = []  # time, model and tokens of each wire message, where given
     produced: list[int] = []  # canonical messages each wire message turns into
     pending_markers: list[tuple[int, Marker]] = []  # (wire message index, marker)
     last_msg_id: str | None = None
@@ -243,12 +244,14 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
             if wire and wire[-1]["role"] == "assistant" and mid is not None and mid == last_msg_id:
                 wire[-1]["content"].extend(blocks)
+                info[-1].update(_details(o))  # the last line of a message carries its final usage
                 continue
             last_msg_id = mid
             if not blocks:
                 t.skip("empty_line")
                 continue
             wire.append({"role": "assistant", "content": blocks})
+            info.append(_details(o))
             where.append(n)
             produced.append(1)
             continue
@@ -259,6 +262,7 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
         results = [b for b in blocks if b.get("type") == "tool_result"]
         at = len(wire)
         wire.append({"role": "user", "content": blocks})
+        info.append(_details(o))
         where.append(n)
         produced.append(len(results) + (1 if len(results) < len(blocks) else 0))
         rejected = o.get("toolUseResult") == REJECTED
@@ -282,9 +286,31 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
     for k in produced:
         total += k
         ends.append(total - 1)
+    for at, d in enumerate(info):
+        if d:
+            for i in range(ends[at] - produced[at] + 1, ends[at] + 1):
+                t.details[i] = d
     for at, marker in pending_markers:
         marker.index = ends[at] if ends[at] >= 0 else None
         t.markers.append(marker)
+    return out
+
+
+def _details(o: dict[str, Any]) -> dict[str, Any]:
+    """A line's timestamp, model and token counts (as the session file gives them)."""
+    out: dict[str, Any] = {}
+    ts = o.get("timestamp")
+    if isinstance(ts, str):
+        out["time"] = ts.replace("T", " ")[:19]
+    msg: dict[str, Any] = o["message"] if isinstance(o.get("message"), dict) else {}
+    if isinstance(msg.get("model"), str) and msg["model"] != "<synthetic>":
+        out["model"] = msg["model"]
+    usage = msg.get("usage")
+    if isinstance(usage, dict):
+        tin = sum(v for k, v in usage.items() if k.endswith("input_tokens") and isinstance(v, int))
+        tout = usage.get("output_tokens")
+        if tin or isinstance(tout, int):
+            out["tokens"] = f"{tin:,} in, {tout if isinstance(tout, int) else 0:,} out"
     return out
 
 

@@ -51,6 +51,7 @@ class Inspection:
     meta: dict[str, Any] = field(default_factory=dict)
     # calls the tool's own resume hid or answered with its placeholder (transcripts.resume_findings)
     abandoned: list[Any] = field(default_factory=list)
+    details: dict[int, dict[str, Any]] = field(default_factory=dict)  # time, model, tokens per message
 
     @property
     def path(self) -> str:
@@ -206,6 +207,7 @@ def inspect_transcript(
         warnings=list(t.warnings),
         meta=dict(t.meta),
         abandoned=abandoned_calls(t),
+        details=dict(t.details),
     )
 
 

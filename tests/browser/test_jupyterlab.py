@@ -131,9 +131,15 @@ def test_repair_in_jupyterlab(lab, tmp_path):
             repair.wait_for(timeout=120_000)
             repair.scroll_into_view_if_needed()
             repair.click()
-            rows = page.locator("table.pk-history tr.pk-row[data-change]")
-            rows.first.wait_for(timeout=60_000)
-            kinds = sorted({rows.nth(i).get_attribute("data-change") for i in range(rows.count())})
+            status = page.locator(".widget-label", has_text="repaired:")
+            status.first.wait_for(timeout=60_000)
+            # the cards: a badge per kind of change on the rows repair touched
+            badges = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-']")
+            badges.first.wait_for(timeout=60_000)
+            kinds = sorted({
+                c[len("pk-k-"):] for i in range(badges.count())
+                for c in (badges.nth(i).get_attribute("class") or "").split() if c.startswith("pk-k-")
+            })
             # the buttons at the top of the picture, the tables and the highlighted row under them
             repair.evaluate("el => el.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(300)
@@ -232,7 +238,7 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
             )
             started = time.monotonic()
             page.evaluate(_RUN_CELL, 1)
-            before_rows = page.locator("table.pk-history tr.pk-row")
+            before_rows = page.locator(".pk-view .pk-row")
             before_rows.first.wait_for(timeout=120_000)
             timings["run to table painted"] = time.monotonic() - started
             painted = before_rows.count()
@@ -245,10 +251,14 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
             repair.scroll_into_view_if_needed()
             started = time.monotonic()
             repair.click()
-            changed = page.locator("table.pk-history tr.pk-row[data-change]")
+            page.locator(".widget-label", has_text="repaired:").first.wait_for(timeout=60_000)
+            changed = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-']")
             changed.first.wait_for(timeout=60_000)
             timings["Repair click to repaired rows"] = time.monotonic() - started
-            kinds = sorted({changed.nth(i).get_attribute("data-change") for i in range(changed.count())})
+            kinds = sorted({
+                c[len("pk-k-"):] for i in range(changed.count())
+                for c in (changed.nth(i).get_attribute("class") or "").split() if c.startswith("pk-k-")
+            })
             repair.evaluate("el => el.scrollIntoView({block: 'start'})")
             page.wait_for_timeout(300)
             page.screenshot(path=str(shot), full_page=False)

@@ -90,7 +90,9 @@ def test_html_writes_the_before_after_report_escaped(tmp_path):
     r = run("inspect", FIXTURES / "codex_turn_aborted.jsonl", "--html", page)
     assert r.returncode == 1
     text = page.read_text()
-    assert text.startswith("<!doctype html>") and "call_slow_1" in text and "<script" not in text
+    assert text.startswith("<!doctype html>") and "call_slow_1" in text
+    # the page's own two scripts (its data and its renderer) and no other: no CDN, nothing from the file
+    assert text.count("<script") == 2 and 'src="http' not in text
 
 
 def test_repair_writes_canonical_jsonl_that_imports_and_validates(tmp_path):
@@ -141,7 +143,12 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     assert [p["rule"] for p in out["problems"]] == ["dangling_call"]
     assert call_id in out["problems"][0]["message"] and wording in out["problems"][0]["provider_wording"]
     page = html_out.read_text(encoding="utf-8")
-    assert page.count("<td>dangling_call</td>") == 1 and "dangling_tool_use" not in page
-    assert "dangling_function_call" not in page and html.escape(wording, quote=False) in page
-    view = pk.inspect(src).view  # the widget reads the same Inspection
-    assert view.problems_html.value.count("<li>") == 1 and "provider would say" in view.problems_html.value
+    findings = page[page.index('<ol class="pk-findings">'):page.index("</ol>")]
+    lost = [li for li in findings.split("<li ")[1:] if call_id in li and "pk-fk-lost_call" in li]
+    assert len(lost) == 1 and "pk-fk-dangling_call" not in findings
+    assert "dangling_tool_use" not in page and "dangling_function_call" not in page
+    assert html.escape(wording, quote=False) in findings
+    view = pk.inspect(src).view  # the widget reads the same Inspection, through the same renderer
+    shown = view.findings.value
+    lost = [li for li in shown.split("<li ")[1:] if call_id in li and "pk-fk-lost_call" in li]
+    assert len(lost) == 1 and "pk-fk-dangling_call" not in shown and html.escape(wording, quote=False) in lost[0]

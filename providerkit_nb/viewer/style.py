@@ -1,0 +1,56 @@
+"""The cards' one style sheet, shared by the HTML file, the widget and a saved notebook.
+
+Text wraps anywhere (one long token never widens the page); code keeps its lines and wraps too.
+Class names all start with ``pk-`` so the sheet can sit inside a notebook without touching it.
+"""
+
+from __future__ import annotations
+
+CSS = """
+.pk-view{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.35;color:#1f2328;max-width:100%;overflow-wrap:anywhere}
+.pk-view *{box-sizing:border-box}
+.pk-view div,.pk-view pre,.pk-view ol,.pk-view li{line-height:1.35}
+.pk-view pre,.jp-RenderedHTMLCommon .pk-view pre{margin:2px 0;padding:2px 4px;line-height:1.35}
+.pk-view details,.pk-view summary{margin:0}
+.pk-view a{color:#0b5cad;text-decoration:none}.pk-view a:hover{text-decoration:underline}
+.pk-summary{margin:4px 0 8px}
+.pk-ok{background:#e8f5e9;border:1px solid #a5d6a7;padding:6px 10px;border-radius:4px;margin:4px 0}
+.pk-findings{margin:4px 0 10px;padding:0;list-style:none}
+.pk-findings li{padding:3px 6px;border-left:4px solid #d0d7de;margin:2px 0;background:#f6f8fa}
+.pk-findings li.pk-fk-lost_call{border-color:#cf222e}
+.pk-findings li:target{background:#fff8c5}
+.pk-badge{display:inline-block;font-size:11px;padding:0 5px;border-radius:3px;background:#eaeef2;color:#424a53;margin-left:4px;white-space:nowrap}
+.pk-row{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:8px;padding:2px 0;align-items:start}
+.pk-row.pk-one{grid-template-columns:minmax(0,1fr)}
+.pk-empty{border:1px dashed #d0d7de;border-radius:4px;color:#8c959f;font-size:12px;padding:4px 8px}
+.pk-card{border:1px solid #d0d7de;border-radius:4px;padding:3px 8px;background:#fff;min-width:0}
+.pk-card:target,.pk-card.pk-hit{outline:2px solid #0969da}
+.pk-r-user{background:#f6fbff}.pk-r-system{background:#fafafa}.pk-r-tool{background:#fcfcfc}
+.pk-changed{background:#fff8e1;border-color:#d4a72c}
+.pk-flagged{border-left:4px solid #bf8700}
+.pk-head{font-size:12px;color:#57606a}
+.pk-idx{font-family:ui-monospace,monospace;margin-right:4px}
+.pk-role{color:#1f2328}
+.pk-info{color:#6e7781;margin-left:6px}
+.pk-text{white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0}
+.pk-thinking{color:#6e7781;font-style:italic}
+.pk-code{white-space:pre-wrap;overflow-wrap:anywhere;font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;margin:2px 0;background:#f6f8fa;padding:2px 4px;border-radius:3px}
+.pk-lbl{font-size:11px;color:#6e7781}
+.pk-fold summary{cursor:pointer;font-size:12px;color:#57606a;overflow-wrap:anywhere}
+.pk-first{color:#8c959f}
+.pk-n{font-weight:600}
+.pk-call{border-left:3px solid #8250df;padding:1px 6px;margin:3px 0}
+.pk-callhead{font-size:12px}
+.pk-id{font-family:ui-monospace,monospace;font-size:11px;color:#8250df;background:#fbefff;padding:0 3px;border-radius:3px}
+.pk-result{margin-top:2px;font-size:12px;color:#57606a}
+.pk-stub{font-size:12px;color:#6e7781}
+.pk-lost{border-left-color:#cf222e;background:#fff5f5}
+.pk-lostbox{border:1px solid #cf222e;border-radius:4px;padding:3px 6px;margin:3px 0;background:#ffebe9}
+.pk-note{border:1px solid #bf8700;border-radius:4px;padding:3px 6px;margin:3px 0;background:#fff8c5}
+.pk-why{font-size:12px;margin-top:2px}
+.pk-told{white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:12px;background:#fff;padding:2px 4px;border-radius:3px}
+.pk-cols{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:8px;font-weight:600;font-size:12px;color:#57606a}
+.pk-cols.pk-one{grid-template-columns:minmax(0,1fr)}
+.pk-gap{text-align:center;color:#8c959f;font-size:12px;padding:2px}
+.pk-legend .pk-badge{margin-right:6px}
+"""

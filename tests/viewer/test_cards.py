@@ -1,0 +1,129 @@
+"""The viewer's cards without a browser: alignment, findings, escaping, the widget's static display."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import providerkit_nb as pk
+from providerkit_nb.core.messages import ensure_messages
+from providerkit_nb.viewer import build_page, report_html, static_html, text_summary
+
+FIXTURES = Path(__file__).resolve().parents[1] / "transcripts_part2" / "fixtures"
+
+
+def _broken() -> list[dict]:
+    return [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "read_file", "arguments": "{}"}, {"id": "b", "name": "write_file", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "a", "name": "read_file", "content": "text"},
+        {"role": "user", "content": "and then?"},
+    ]
+
+
+def test_before_and_after_stay_aligned_with_the_inserted_result_in_its_own_row() -> None:
+    msgs = ensure_messages(_broken())
+    repaired = pk.repair_history(msgs)
+    page = build_page(msgs, repaired, pk.validate_history(msgs))
+    assert [(r.before, r.after) for r in page.rows] == [(0, 0), (1, 1), (2, 2), (None, 3), (3, 4)]
+    inserted = page.rows[3]
+    assert inserted.before_html == "" and "result added by repair" in inserted.after_html
+    # the lost call is marked on its stored card, with the text the model reads instead
+    card = page.rows[1].before_html
+    assert "lost: no result was stored for this call" in card
+    assert "It may have partly run, so check its effect before calling it again." in card
+    assert [f.kind for f in page.findings][:1] == ["lost_call"]
+    assert page.findings[0].call_id == "b" and page.findings[0].index == 1
+
+
+def test_the_langgraph_error_is_a_finding_and_the_legend_lists_only_kinds_that_occur() -> None:
+    report = pk.inspect(FIXTURES / "langgraph.sqlite", thread="tool-raised")
+    page = report.page()
+    assert page.kinds() == ["lost_call", "tool_error", "added_interrupted_result"]
+    errors = [f for f in page.findings if f.kind == "tool_error"]
+    assert len(errors) == 1 and "disk full" in errors[0].title
+    html = static_html(page)
+    legend = re.search(r'class="pk-legend[^"]*">(.*?)</div>', html)
+    assert legend is not None
+    assert "renamed" not in legend.group(1) and "dropped" not in legend.group(1)
+    assert ">None<" not in html and " None " not in html
+
+
+def test_a_valid_history_says_so_and_the_view_offers_no_repair() -> None:
+    msgs = [pk.UserMessage("hi"), pk.AssistantMessage("hello")]
+    page = build_page(msgs)
+    assert page.valid and "valid as stored" in static_html(page)
+    assert "valid as stored" in text_summary(page)
+    from providerkit_nb.notebook.widgets import HistoryView
+
+    view = HistoryView(msgs)
+    assert view.actions.layout.display == "none"
+    broken = HistoryView(_broken())
+    assert broken.actions.layout.display != "none"
+
+
+def test_text_cannot_close_the_data_tag() -> None:
+    evil = '</script><script>window.pwned=1</script><!--'
+    msgs = [pk.UserMessage(evil), pk.AssistantMessage(evil)]
+    page_html = report_html(build_page(msgs))
+    assert page_html.count("<script") == 2 and page_html.count("</script>") == 2
+    data = re.search(r'<script type="application/json" id="pk-data">(.*?)</script>', page_html, re.S)
+    assert data is not None
+    rows = json.loads(data.group(1))["rows"]
+    assert evil.lower() in rows[0]["s"]  # the text survives, escaped only in transit
+
+
+def test_the_rich_display_carries_static_html_and_text_next_to_the_widget() -> None:
+    from providerkit_nb.notebook.widgets import HistoryView
+
+    bundle = HistoryView(_broken())._repr_mimebundle_()
+    assert set(bundle) >= {"text/plain", "text/html", "application/vnd.jupyter.widget-view+json"}
+    assert "lost: no result was stored for this call" in bundle["text/html"]
+    assert "lost_call at message 1" in bundle["text/plain"]
+    report = pk.inspect(FIXTURES / "langgraph.sqlite", thread="tool-raised")
+    assert "disk full" in report._repr_mimebundle_()["text/html"]
+
+
+def test_settle_actions_are_ordered_by_safety() -> None:
+    from providerkit_nb.notebook.widgets import HistoryView, _SettleRow
+
+    view = HistoryView(_broken())
+    row = _SettleRow(view, pk.repair_history(_broken()).interrupted[0])
+    labels = [b.description for box in row.root.children[1:] for b in box.children if hasattr(b, "on_click")]
+    assert labels == ["Leave it to the model", "It ran: record what happened", "Run it again"]
+    assert row.model_button.button_style == "primary" and row.run_button.button_style == ""
+
+
+def test_a_fresh_load_of_the_stored_history_aligns_by_value() -> None:
+    """The stored side read again from a store (other objects, equal values) still pairs up."""
+    repaired = pk.repair_history(ensure_messages(_broken()))
+    fresh = ensure_messages(_broken())
+    page = build_page(fresh, repaired)
+    assert [(r.before, r.after) for r in page.rows] == [(0, 0), (1, 1), (2, 2), (None, 3), (3, 4)]
+
+
+def test_a_dropped_and_a_renamed_message_keep_their_rows() -> None:
+    msgs = ensure_messages([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": ""},  # an empty placeholder: dropped
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "name": "read_file", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "x", "name": "read_file", "content": "1"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "x", "name": "read_file", "arguments": "{}"}]},
+        {"role": "tool", "tool_call_id": "x", "name": "read_file", "content": "2"},
+    ])
+    repaired = pk.repair_history(msgs)
+    rows = [(r.before, r.after) for r in build_page(msgs, repaired).rows]
+    assert rows == [(0, 0), (1, None), (2, 1), (3, 2), (4, 3), (5, 4)]
+
+
+def test_two_views_on_one_notebook_page_link_each_to_its_own_cards() -> None:
+    from providerkit_nb.notebook.widgets import HistoryView
+
+    one, two = (HistoryView(_broken())._repr_mimebundle_()["text/html"] for _ in range(2))
+    ids = [set(re.findall(r' id="([^"]+)"', h)) for h in (one, two)]
+    assert ids[0] and ids[1] and not ids[0] & ids[1]
+    for h, own in zip((one, two), ids, strict=True):
+        targets = set(re.findall(r'href="#([^"]+)"', h))
+        assert targets and targets <= own  # every link lands on a card of the same output

@@ -11,7 +11,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,mcp]'
 	touch $(STAMP)
 
 demo: $(STAMP)

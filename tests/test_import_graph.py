@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("wrappers", ("wrappers",)),
     ("registry", ("registry",)),
     ("store", ("store",)),
+    ("mcp", ("mcp",)),
     ("transcripts", ("transcripts",)),
     ("conversation", ("conversation", "approval", "compact", "console")),
     ("many", ("many",)),

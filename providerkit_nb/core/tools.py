@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .messages import ToolCall, ToolMessage, _encode
+from .messages import ImagePart, ToolCall, ToolMessage, _encode
 
-__all__ = ["ToolDefinition", "Tool", "ToolResult", "ToolRegistry", "define_tool", "tool"]
+__all__ = ["ToolDefinition", "Tool", "ToolOutput", "ToolResult", "ToolRegistry", "define_tool", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -41,7 +41,11 @@ class Tool:
     """A tool the model may call. ``run`` takes the arguments object (a dict).
 
     ``is_read_only`` is False unless the tool says so: it decides what the model is told about a
-    call that was interrupted (safe to call again, or check its effect first).
+    call that was interrupted (safe to call again, or check its effect first). A tool from
+    elsewhere (an MCP server) names it in ``source``, keeps the hints it came with as plain data
+    in ``hints`` (for approval and the views) and why it counts as read-only or not in
+    ``read_only_reason``; ``stop`` is called when Stop arrives while it runs (to cancel work
+    the tool started outside this process).
     """
 
     name: str
@@ -51,6 +55,10 @@ class Tool:
     is_read_only: bool = False
     timeout: float = 60.0
     func: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    source: str = "local"
+    hints: dict[str, Any] | None = None
+    read_only_reason: str = ""
+    stop: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def definition(self) -> ToolDefinition:
@@ -147,10 +155,25 @@ def tool(
 
 
 @dataclass(slots=True)
+class ToolOutput:
+    """What a tool returns when a value is not enough: text, images, and how it went.
+
+    ``kind`` is "ok", "failed" (the tool itself says it failed), "timeout" or "interrupted" (the work was
+    cut off outside this process, e.g. the server running it exited); the text is what the
+    model reads either way.
+    """
+
+    text: str
+    images: list[ImagePart] | None = None
+    kind: str = "ok"
+
+
+@dataclass(slots=True)
 class ToolResult:
     """How a call went: the message to save, plus what happened (for logs and views).
 
-    ``kind`` is "ok", "unknown_tool", "invalid_json", "invalid_input", "failed" or "timeout".
+    ``kind`` is "ok", "unknown_tool", "invalid_json", "invalid_input", "failed", "timeout" or
+    "interrupted".
     """
 
     message: ToolMessage
@@ -325,7 +348,16 @@ class ToolRegistry:
         started = time.monotonic()
         worker = threading.Thread(target=ctx.run, args=(work,), name=f"tool:{t.name}", daemon=True)
         worker.start()
-        if not done.wait(limit):
+        try:
+            finished = done.wait(limit)
+        except KeyboardInterrupt:
+            if t.stop is not None:
+                try:
+                    t.stop()  # cancel the work where it runs; Stop itself must still win
+                except Exception:
+                    pass
+            raise
+        if not finished:
             after = (
                 " It changes nothing, so it is safe to call again (perhaps with a smaller request)."
                 if t.is_read_only
@@ -357,4 +389,8 @@ class ToolRegistry:
                 "failed",
                 seconds,
             )
-        return ToolResult(ToolMessage(cid, t.name, _result_text(box.get("value"))), "ok", seconds)
+        value = box.get("value")
+        if isinstance(value, ToolOutput):
+            kind = value.kind if value.kind in ("failed", "timeout", "interrupted") else "ok"
+            return ToolResult(ToolMessage(cid, t.name, value.text, value.images or None), kind, seconds)
+        return ToolResult(ToolMessage(cid, t.name, _result_text(value)), "ok", seconds)

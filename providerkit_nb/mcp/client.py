@@ -44,6 +44,16 @@ class CallFailure:
     detail: str
 
 
+def _leaf(exc: Exception) -> Exception:
+    """The first real error inside the task groups' ExceptionGroups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        inner = exc.exceptions[0]
+        if not isinstance(inner, Exception):
+            break
+        exc = inner
+    return exc
+
+
 def _argv(server: str | Sequence[str]) -> list[str]:
     argv = shlex.split(server) if isinstance(server, str) else [str(a) for a in server]
     if not argv:
@@ -231,6 +241,7 @@ class ServerConnection:
     def _start_failure(self, exc: Exception) -> str:
         from mcp import MCPError
 
+        exc = _leaf(exc)
         what = f"{type(exc).__name__}: {exc}".strip()
         if isinstance(exc, MCPError) and exc.code == -32001:
             return (
@@ -329,6 +340,7 @@ class ServerConnection:
     def _failure(self, exc: Exception, limit: float) -> CallFailure:
         from mcp import MCPError
 
+        exc = _leaf(exc)
         if isinstance(exc, MCPError):
             if exc.code == -32000:  # CONNECTION_CLOSED
                 self._mark_dead()

@@ -61,8 +61,7 @@ class Facade(Protocol):
 
     def _calls_by_id(self) -> dict[str, ToolCall]: ...
 
-    @staticmethod
-    def _ask(call: ToolCall) -> Decision: ...
+    def _ask(self, call: ToolCall) -> Decision: ...
 
 # What the model reads in place of a result. Fixed texts: the same decision gives the same bytes,
 # so a prompt cache keeps hitting.
@@ -140,11 +139,18 @@ def _pretty(arguments: str) -> str:
 
 
 def ask_stdin(
-    call: ToolCall, *, read: Callable[[str], str] = input, write: Callable[[str], Any] | None = None
+    call: ToolCall,
+    *,
+    read: Callable[[str], str] = input,
+    write: Callable[[str], Any] | None = None,
+    hints: str = "",
 ) -> Decision:
-    """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line)."""
+    """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line).
+    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked)."""
     say = write or (lambda text: print(text, file=sys.stdout, flush=True))
     say(f"The model wants to call {call.name} (call id {call.id}) with:\n{_pretty(call.arguments)}")
+    if hints:
+        say(hints)
     while True:
         try:
             answer = read("Run it? [y]es / [n]o / [e]dit arguments: ").strip().lower()
@@ -173,6 +179,17 @@ def ask_stdin(
 
 
 # --------------------------------------------------------------------------- the loop's side
+
+
+def hints_of(tools: Any, name: str) -> str:
+    """The hints line approval shows for a tool ("" for a local tool or an unknown name)."""
+    from .mcp.hints import hints_line
+
+    try:
+        t = tools.get(name)
+    except (KeyError, AttributeError):
+        return ""
+    return hints_line(getattr(t, "hints", None), getattr(t, "source", ""))
 
 
 def mark(convo: Facade, call_id: str, state: str, detail: dict[str, Any] | None = None) -> None:

@@ -9,10 +9,11 @@ trusts this server's ``readOnlyHint``; a set of names vouches for those tools on
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from typing import Any
 
-__all__ = ["HINTS", "SPEC_DEFAULTS", "ReadOnly", "hints_of", "decide_read_only", "hint_summary"]
+__all__ = ["HINTS", "SPEC_DEFAULTS", "ReadOnly", "hints_of", "decide_read_only", "hint_summary", "hints_line"]
 
 HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 # What a hint means when the server leaves it out (spec text, 2025-03-26 and later).
@@ -69,6 +70,16 @@ def decide_read_only(
     if name in read_only or any(n in read_only for n in names):
         return True, "named in read_only="
     return False, "not named in read_only="
+
+
+def hints_line(hints: Mapping[str, Any] | None, source: str = "") -> str:
+    """What approval shows under a call: where the tool runs and its hints as sent, destructive
+    marked (empty for a tool without hints, i.e. a local one)."""
+    if hints is None:
+        return ""
+    sent = ", ".join(f"{k}={json.dumps(v)}" for k, v in hints.items())
+    where = f" ({source})" if source else ""
+    return f"MCP tool{where}: {hint_summary(hints)}" + (f" [{sent}]" if sent else "")
 
 
 def hint_summary(hints: Mapping[str, Any] | None) -> str:

@@ -78,7 +78,8 @@ class ServerConnection:
         else:
             self.url = None
             self.argv = _argv(server)
-            self.label = shlex.join([os.path.basename(self.argv[0]), *self.argv[1:]])
+            # paths shortened to their file names: the label names the server, it is no command
+            self.label = shlex.join([os.path.basename(a) if os.sep in a else a for a in self.argv])
             if len(self.label) > 80:
                 self.label = self.label[:77] + "..."
         if not isinstance(timeout, int | float) or not timeout > 0:

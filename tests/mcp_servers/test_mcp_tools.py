@@ -117,7 +117,7 @@ def test_server_killed_mid_call_is_an_interrupted_result_then_restarts(demo, not
     worker.join(30)
     r = box["r"]
     assert r.kind == "interrupted"
-    assert r.message.content.startswith(f"Error: MCP server 'demo-notes' (python {demo_command()[1]}) exited")
+    assert r.message.content.startswith(f"Error: MCP server 'demo-notes' (python demo_server.py) exited")
     assert f"while running {tool}; it will be started again on the next call." in r.message.content
     assert r.message.content.endswith(text)
     assert not demo.server.alive
@@ -164,7 +164,7 @@ def test_a_server_that_never_answers_the_handshake():
     with pytest.raises(MCPServerError) as err:
         mcp_tools([sys.executable, BAD, "silent"], timeout=2)
     assert time.monotonic() - started < 2 + 15  # the timeout, plus the bounded shutdown
-    assert "bad_server.py silent) did not answer the handshake within 2 s" in str(err.value)
+    assert "MCP server (python bad_server.py silent) did not answer the handshake within 2 s" in str(err.value)
     assert "raise timeout=" in str(err.value)
 
 

@@ -2,7 +2,7 @@
 
 Run over stdio (``python demo_server.py``) or streamable HTTP
 (``python demo_server.py --http PORT``). Notes live in the folder named by DEMO_NOTES_DIR. Before a
-tool with ``delay`` sleeps it writes ``started-<tool>`` (holding the server's pid) there, and a
+tool with ``delay`` (or the tool named by DEMO_SLOW, for 60 s) sleeps it writes ``started-<tool>`` (holding the server's pid) there, and a
 tool cancelled by the client writes ``cancelled-<tool>``, so a test can see both from outside.
 """
 
@@ -27,6 +27,8 @@ server = MCPServer("demo-notes")
 
 
 async def _wait(tool: str, delay: float) -> None:
+    if os.environ.get("DEMO_SLOW") == tool:  # this server runs that tool slowly, whatever the arguments
+        delay = max(delay, 60.0)
     if delay <= 0:
         return
     (NOTES / f"started-{tool}").write_text(str(os.getpid()))

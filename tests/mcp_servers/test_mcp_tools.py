@@ -117,7 +117,7 @@ def test_server_killed_mid_call_is_an_interrupted_result_then_restarts(demo, not
     worker.join(30)
     r = box["r"]
     assert r.kind == "interrupted"
-    assert r.message.content.startswith(f"Error: MCP server 'demo-notes' (python demo_server.py) exited")
+    assert r.message.content.startswith("Error: MCP server 'demo-notes' (python demo_server.py) exited")
     assert f"while running {tool}; it will be started again on the next call." in r.message.content
     assert r.message.content.endswith(text)
     assert not demo.server.alive

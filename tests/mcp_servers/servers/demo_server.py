@@ -15,7 +15,13 @@ from pathlib import Path
 
 import anyio
 from mcp.server import MCPServer
-from mcp.types import EmbeddedResource, ImageContent, TextContent, TextResourceContents, ToolAnnotations
+from mcp.types import (
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+    ToolAnnotations,
+)
 
 NOTES = Path(os.environ.get("DEMO_NOTES_DIR", ".")).resolve()
 # A 1x1 red PNG.

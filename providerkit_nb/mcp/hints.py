@@ -65,7 +65,7 @@ def decide_read_only(
             return True, "the server's readOnlyHint is true (trusted: read_only='annotations')"
         if "readOnlyHint" not in hints:
             return False, "readOnlyHint absent (spec default: false)"
-        return False, f"the server's readOnlyHint is {value!r}"
+        return False, f"the server's readOnlyHint is {json.dumps(value)}"
     assert not isinstance(read_only, str)
     if name in read_only or any(n in read_only for n in names):
         return True, "named in read_only="

@@ -259,7 +259,8 @@ class HistoryView:
         return frames.changes_frame(self.repaired) if self.repaired else frames.changes_frame(Repaired([]))
 
     def interrupted_frame(self) -> pd.DataFrame:
-        return frames.interrupted_frame(self.repaired) if self.repaired else frames.interrupted_frame(Repaired([]))
+        tools = getattr(self.conversation, "tools", None)
+        return frames.interrupted_frame(self.repaired or Repaired([]), tools)
 
     def highlights(self) -> dict[int, str]:
         """Row index after repair -> kind of change, for the rows repair touched."""
@@ -410,7 +411,8 @@ class HistoryView:
         r = self.repaired
         if r is None:
             return
-        frame = frames.interrupted_frame(r)
+        tools = getattr(self.conversation, "tools", None)  # names where each tool runs (local, mcp:...)
+        frame = frames.interrupted_frame(r, tools)
         if frame.empty:
             self.interrupted_html.value = "<i>none</i>"
         else:

@@ -53,6 +53,7 @@ _LAZY: dict[str, str] = {
     "tool": "providerkit_nb.core.tools",
     "Tool": "providerkit_nb.core.tools",
     "ToolRegistry": "providerkit_nb.core.tools",
+    "ToolOutput": "providerkit_nb.core.tools",
     # structured output, usage and cost, compaction
     "parse_json_answer": "providerkit_nb.core.structured",
     "JsonAnswer": "providerkit_nb.core.structured",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -198,3 +199,25 @@ def test_a_server_that_exits_mid_call_names_itself_and_its_last_words():
         r = call(pk.ToolRegistry(tools), "echo", {"text": "hi"})
         assert r.kind == "interrupted"
         assert "MCP server 'bad-exit'" in r.message.content and "bad-exit: giving up" in r.message.content
+
+
+def test_a_call_past_its_timeout_is_cancelled_and_says_so(notes):
+    with mcp_tools(demo_command(), env={"DEMO_NOTES_DIR": str(notes)}, timeout=20) as tools:
+        started = time.monotonic()
+        r = call(pk.ToolRegistry(tools), "write_note", {"name": "t", "text": "x", "delay": 60})
+        assert time.monotonic() - started < 20 + 10
+        assert r.kind == "timeout"
+        assert r.message.content.startswith("Error: MCP server 'demo-notes' (python demo_server.py) did not answer write_note")
+        assert "It may still be running or have partly run" in r.message.content
+        wait_for(notes / "cancelled-write_note", 20)  # the SDK cancelled the request on the wire
+
+
+def test_interpreter_exit_ends_the_server(notes):
+    code = (
+        "import sys, json, providerkit_nb as pk\n"
+        f"tools = pk.mcp_tools({demo_command()!r}, env={{'DEMO_NOTES_DIR': {str(notes)!r}}})\n"
+        "pk.ToolRegistry(tools).run({'id': 'c', 'name': 'read_note', 'arguments': json.dumps({'name': 'x', 'delay': 0.01})})\n"
+    )  # no close(): atexit must end the server
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=90)
+    assert done.returncode == 0
+    assert gone_within(int(wait_for(notes / "started-read_note")))

@@ -46,6 +46,7 @@ class Inspection:
     orphans: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)  # tool name -> where it runs (tools=)
     _view: Any = None
 
     @property
@@ -110,7 +111,8 @@ class Inspection:
             "skipped": dict(self.skipped),
             "problems": [{"rule": p.rule, "index": p.index, "message": p.message} for p in self.problems],
             "interrupted": [
-                {"id": r.id, "original_id": r.original_id, "name": r.name, "read_only": r.read_only}
+                {"id": r.id, "original_id": r.original_id, "name": r.name, "read_only": r.read_only,
+                 **({"source": self.sources[r.name]} if r.name in self.sources else {})}
                 for r in self.interrupted
             ],
             "orphans": list(self.orphans),
@@ -158,7 +160,8 @@ class Inspection:
             ids = f" ({', '.join(m.ids)})" if m.ids else ""
             lines.append(f"  marker {m.kind}{at}: {m.text}{ids}")
         for r in self.interrupted:
-            lines.append(f"  interrupted: {r.name} {r.original_id}" + (f" sent as {r.id}" if r.id != r.original_id else ""))
+            where = f" ({self.sources[r.name]})" if r.name in self.sources else ""
+            lines.append(f"  interrupted: {r.name}{where} {r.original_id}" + (f" sent as {r.id}" if r.id != r.original_id else ""))
         for o in self.orphans:
             lines.append(f"  orphan result: {o}")
         for c in self.pending_approval:
@@ -181,6 +184,7 @@ def inspect(
     thread: str | None = None,
     wire: str | None = None,
     is_read_only: Callable[[str], bool] | None = None,
+    tools: Any = None,
 ) -> Inspection:
     """Load a transcript (a path, a DSN or a parsed object), list what a provider would refuse
     in it, repair it, and show it in a HistoryView.
@@ -189,7 +193,9 @@ def inspect(
     conversation of a source that holds several (``conversation`` is its older name); ``wire``
     checks against another wire's rules than the one the source came from; ``is_read_only``
     tells repair which tools change nothing (default: what the source format knows, e.g.
-    Claude Code's Read, Grep, Glob...)."""
+    Claude Code's Read, Grep, Glob...). ``tools`` (a ToolRegistry, e.g. with MCP tools) gives
+    both: each tool's read-only decision, and where each interrupted call went (``local`` or
+    ``mcp:<server>``)."""
     src = Source(source)
     try:
         t = load(src, format=format, thread=thread or conversation)
@@ -197,7 +203,12 @@ def inspect(
         from ..transcripts import detect
 
         return Inspection(src.name, format or detect(src), [], threads=list(exc.threads))
-    return inspect_transcript(t, wire=wire, is_read_only=is_read_only)
+    if tools is not None and is_read_only is None:
+        is_read_only = tools.is_read_only
+    found = inspect_transcript(t, wire=wire, is_read_only=is_read_only)
+    if tools is not None:
+        found.sources = {tool.name: str(getattr(tool, "source", "local")) for tool in tools}
+    return found
 
 
 def inspect_transcript(

@@ -105,6 +105,9 @@ def test_sigkill_of_the_conversation_process_mid_call(tmp_path, notes, read_only
             assert (row.name, row.original_id, row.note) == ("read_note", "call_k", text)
             frame = pk.interrupted_frame(convo.repaired, convo.tools)
             assert frame.loc[0, "source"] == "mcp:demo-notes"
+            found = pk.inspect([m.to_dict() for m in convo.messages], tools=convo.tools)
+            assert "  interrupted: read_note (mcp:demo-notes) call_k" in repr(found)
+            assert found.to_json()["interrupted"][0]["source"] == "mcp:demo-notes"
             assert convo.resume().message.content == "Resumed."
         sent = server.requests[1]["messages"]
         assert [m["content"] for m in sent if m["role"] == "tool"] == [text]

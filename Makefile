@@ -11,7 +11,7 @@ $(PY):
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp]'
 	touch $(STAMP)
 
 demo: $(STAMP)

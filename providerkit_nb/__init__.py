@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
     "tool": "providerkit_nb.core.tools",
     "define_tool": "providerkit_nb.core.tools",
     "Tool": "providerkit_nb.core.tools",
+    "ToolOutput": "providerkit_nb.core.tools",
+    "mcp_tools": "providerkit_nb.mcp",
     "ToolRegistry": "providerkit_nb.core.tools",
     # providers
     "Provider": "providerkit_nb.providers.base",
@@ -77,6 +79,7 @@ _LAZY: dict[str, str] = {
     "turns_frame": "providerkit_nb.notebook.frames",
     "usage_frame": "providerkit_nb.notebook.frames",
     "show_frame": "providerkit_nb.notebook.frames",
+    "tools_frame": "providerkit_nb.notebook.frames",
     # transcripts of other tools
     "inspect": "providerkit_nb.notebook.inspection",
     "export": "providerkit_nb.transcripts.export",
@@ -178,15 +181,17 @@ if TYPE_CHECKING:
         Repaired,
         repair_history,
     )
-    from .core.tools import Tool, ToolRegistry, define_tool, tool
+    from .core.tools import Tool, ToolOutput, ToolRegistry, define_tool, tool
     from .core.turn import Turn, collect_turn
     from .core.usage import BudgetExceeded
+    from .mcp import mcp_tools
     from .notebook.conversation import Conversation
     from .notebook.frames import (
         changes_frame,
         history_frame,
         interrupted_frame,
         show_frame,
+        tools_frame,
         turns_frame,
         usage_frame,
     )
@@ -248,6 +253,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolMessage",
+    "ToolOutput",
     "ToolRegistry",
     "TranscriptError",
     "Turn",
@@ -262,6 +268,7 @@ __all__ = [
     "history_frame",
     "inspect",
     "interrupted_frame",
+    "mcp_tools",
     "openai",
     "otlp_receiver",
     "preset",
@@ -272,6 +279,7 @@ __all__ = [
     "show_frame",
     "simulate",
     "tool",
+    "tools_frame",
     "turns_frame",
     "usage_frame",
     "validate_history",

@@ -8,6 +8,7 @@ from .core.messages import MessageFormatError
 from .core.tool_run import ToolTimeout
 from .core.usage import BudgetExceeded
 from .core.validate import Problem
+from .mcp.client import MCPServerError
 from .store.base import (
     ConversationBusy,
     NotAStoreError,
@@ -41,6 +42,7 @@ __all__ = [
     "FormatUnavailable",
     "GateError",
     "JsonInputError",
+    "MCPServerError",
     "MessageFormatError",
     "MultipleThreads",
     "NoAvailableKeyError",

@@ -149,11 +149,18 @@ def _pretty(arguments: str) -> str:
 
 
 def ask_stdin(
-    call: ToolCall, *, read: Callable[[str], str] = input, write: Callable[[str], Any] | None = None
+    call: ToolCall,
+    *,
+    read: Callable[[str], str] = input,
+    write: Callable[[str], Any] | None = None,
+    hints: str = "",
 ) -> Decision:
-    """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line)."""
+    """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line).
+    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked)."""
     say = write or (lambda text: print(text, file=sys.stdout, flush=True))
     say(f"The model wants to call {call.name} (call id {call.id}) with:\n{_pretty(call.arguments)}")
+    if hints:
+        say(hints)
     while True:
         try:
             answer = read("Run it? [y]es / [n]o / [e]dit arguments: ").strip().lower()
@@ -355,3 +362,16 @@ class Approval:
         self._save(message)
         host.reload()
         return message
+
+
+def hints_of(tools: ToolRegistry, name: str) -> str:
+    """The hints line approval shows for a tool ("" for a local tool or an unknown name)."""
+    from ..mcp.hints import hints_line
+
+    t = tools.find(name) if hasattr(tools, "find") else None
+    if t is None:
+        try:
+            t = tools.get(name)
+        except KeyError:
+            return ""
+    return hints_line(t.hints, t.source)

@@ -540,10 +540,9 @@ class Conversation:
     def _live_display(self) -> Live:
         return terminal_display(self.display)
 
-    @staticmethod
-    def _ask(call: ToolCall) -> approval.Decision:
-        """approve="ask" without a notebook: a prompt on stdin."""
-        return approval.ask_stdin(call)
+    def _ask(self, call: ToolCall) -> approval.Decision:
+        """approve="ask" without a notebook: a prompt on stdin (with the tool's MCP hints)."""
+        return approval.ask_stdin(call, hints=approval.hints_of(self.tools, call.name))
 
     def settle(self, call_id: str, how: approval.SettleHow, *, note: str | None = None) -> ToolMessage:
         """Decide by hand what became of an interrupted call that may have run, and save it:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, ParamSpec, TypeVar, overload
 
 from .json_input import JsonInputError, read_json
-from .messages import ToolCall, ToolMessage, _encode
+from .messages import ImagePart, ToolCall, ToolMessage, _encode
 
-__all__ = ["ToolDefinition", "Tool", "ToolResult", "ToolRegistry", "define_tool", "tool"]
+__all__ = ["ToolDefinition", "Tool", "ToolOutput", "ToolResult", "ToolRegistry", "define_tool", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -46,7 +46,11 @@ class Tool:
     """A tool the model may call. ``run`` takes the arguments object (a dict).
 
     ``read_only`` is False unless the tool says so: it decides what the model is told about a
-    call that was interrupted (safe to call again, or check its effect first).
+    call that was interrupted (safe to call again, or check its effect first). A tool from
+    elsewhere (an MCP server) names it in ``source``, keeps the hints it came with as plain data
+    in ``hints`` (for approval and the views) and why it counts as read-only or not in
+    ``read_only_reason``; ``stop`` is called when Stop or the timeout lands while it runs (to
+    cancel work the tool started outside this process).
     """
 
     name: str
@@ -56,6 +60,10 @@ class Tool:
     read_only: bool = False
     timeout: float = 60.0
     func: Callable[..., object] | None = field(default=None, repr=False, compare=False)
+    source: str = "local"
+    hints: dict[str, Any] | None = None
+    read_only_reason: str = ""
+    stop: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def definition(self) -> ToolDefinition:
@@ -167,11 +175,26 @@ def tool(
 
 
 @dataclass(slots=True)
+class ToolOutput:
+    """What a tool returns when a value is not enough: text, images, and how it went.
+
+    ``kind`` is "ok", "failed" (the tool itself says it failed), "timeout" or "interrupted" (the work was
+    cut off outside this process, e.g. the server running it exited); the text is what the
+    model reads either way.
+    """
+
+    text: str
+    images: list[ImagePart] | None = None
+    kind: str = "ok"
+
+
+@dataclass(slots=True)
 class ToolResult:
     """How a call went: the message to save, plus what happened (for logs and views).
 
     ``kind`` is "ok", "unknown_tool", "invalid_json", "invalid_input", "failed", "timeout" or
-    "late" (it returned after its timeout, where it could not be stopped).
+    "late" (it returned after its timeout, where it could not be stopped), "interrupted" (a
+    tool from elsewhere lost its server mid-call).
     """
 
     message: ToolMessage
@@ -356,7 +379,14 @@ class ToolRegistry:
         started = time.monotonic()
         try:
             outcome = run_here(lambda: t.run(args), limit, t.name, notify)
-        except ToolTimeout:
+        except (KeyboardInterrupt, ToolTimeout) as stopped:
+            if t.stop is not None:
+                try:
+                    t.stop()  # cancel the work where it runs; Stop itself must still win
+                except Exception:
+                    pass
+            if isinstance(stopped, KeyboardInterrupt):
+                raise
             after = (
                 " It changes nothing, so it is safe to call again (perhaps with a smaller request)."
                 if t.read_only
@@ -384,7 +414,8 @@ class ToolRegistry:
                 time.monotonic() - started,
             )
         seconds = time.monotonic() - started
-        text = _result_text(outcome.value)
+        value = outcome.value
+        text = value.text if isinstance(value, ToolOutput) else _result_text(value)
         if outcome.late:
             return ToolResult(
                 ToolMessage(
@@ -396,4 +427,7 @@ class ToolRegistry:
                 "late",
                 seconds,
             )
+        if isinstance(value, ToolOutput):
+            kind = value.kind if value.kind in ("failed", "timeout", "interrupted") else "ok"
+            return ToolResult(ToolMessage(cid, t.name, value.text, value.images or None), kind, seconds)
         return ToolResult(ToolMessage(cid, t.name, text), "ok", seconds)

@@ -46,7 +46,7 @@ class ApprovalWidget:
     """One question about one call. Drive it from Python (``approve()``, ``deny()``,
     ``edit()`` then ``editor.value = ...`` and ``submit_edit()``) or by clicking."""
 
-    def __init__(self, call: ToolCall, on_decide: Callable[[Decision], Any] | None = None) -> None:
+    def __init__(self, call: ToolCall, on_decide: Callable[[Decision], Any] | None = None, hints: str = "") -> None:
         self.call = call
         self.decision: Decision | None = None
         self.on_decide = on_decide
@@ -57,6 +57,12 @@ class ApprovalWidget:
                 f"<small>(call id {html.escape(call.id)})</small>"
             )
         )
+        marked = html.escape(hints).replace(
+            "DESTRUCTIVE",
+            '<b class="pk-destructive" style="color:#fff;background:#c9302c;padding:0 4px;'
+            'border-radius:3px">DESTRUCTIVE</b>',
+        )
+        self.hints_html = w.HTML(value=f'<div class="pk-approval-hints"><small>{marked}</small></div>')
         self.arguments_html = w.HTML(
             value=f'<pre class="pk-approval-args" style="margin:2px 0">{html.escape(pretty)}</pre>'
         )
@@ -72,6 +78,7 @@ class ApprovalWidget:
         self.root = w.VBox(
             [
                 self.header,
+                *([self.hints_html] if hints else []),
                 self.arguments_html,
                 w.HBox([self.approve_button, self.deny_button, self.edit_button]),
                 self.editor,
@@ -189,9 +196,9 @@ def _supply_kernel_iteration() -> None:
     kernel.do_one_iteration = do_one_iteration
 
 
-def ask_widget(call: ToolCall) -> Decision:
+def ask_widget(call: ToolCall, hints: str = "") -> Decision:
     """Show the question under the running cell and block until it is answered."""
-    widget = ApprovalWidget(call)
+    widget = ApprovalWidget(call, hints=hints)
     _display(widget.root)
     decision = widget.wait()
     if decision.action != "deny":
@@ -201,9 +208,9 @@ def ask_widget(call: ToolCall) -> Decision:
     return decision
 
 
-def ask_interactive(call: ToolCall) -> Decision:
+def ask_interactive(call: ToolCall, hints: str = "") -> Decision:
     """approve="ask": in a notebook the widget (blocking on its clicks), anywhere else a prompt
     on stdin."""
     from .live import in_notebook
 
-    return ask_widget(call) if in_notebook() else ask_stdin(call)
+    return ask_widget(call, hints) if in_notebook() else ask_stdin(call, hints=hints)

@@ -34,12 +34,13 @@ class Conversation(conversation.Conversation):
 
         return live_display(self.display, into=self.live_into)
 
-    @staticmethod
-    def _ask(call: ToolCall) -> Decision:
-        """approve="ask": in a notebook the widget (blocking on its clicks), else stdin."""
+    def _ask(self, call: ToolCall) -> Decision:
+        """approve="ask": in a notebook the widget (blocking on its clicks), else stdin; both
+        show the tool's MCP hints."""
+        from ..conversation.approval import hints_of
         from .approval import ask_interactive
 
-        return ask_interactive(call)
+        return ask_interactive(call, hints=hints_of(self.tools, call.name))
 
     def view(self) -> HistoryView:
         """A widget: the history before and after repair, and the interrupted calls."""

@@ -24,6 +24,7 @@ __all__ = [
     "estimate_tokens",
     "history_row",
     "show_frame",
+    "tools_frame",
 ]
 
 HISTORY_COLUMNS = [
@@ -120,15 +121,57 @@ def changes_frame(repaired: Repaired) -> pd.DataFrame:
     return frame
 
 
-def interrupted_frame(repaired: Repaired) -> pd.DataFrame:
-    """The calls that never returned: id sent, original id, tool, arguments, read-only, note."""
-    cols = ["id", "original_id", "name", "arguments", "read_only", "message_index", "note"]
+def interrupted_frame(repaired: Repaired, tools: Any = None) -> pd.DataFrame:
+    """The calls that never returned: id sent, original id, tool, arguments, read-only, note.
+
+    With ``tools`` (a ToolRegistry) a ``source`` column names where each tool runs (``local``
+    or ``mcp:<server>``)."""
+    cols = ["id", "original_id", "name", "source", "arguments", "read_only", "message_index", "note"]
     rows = _rows(repaired.interrupted)
+    if tools is not None:
+        for row in rows:
+            row["source"] = _source_of(tools, row.get("name", ""))
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=cols)
     ordered = [c for c in cols if c in frame.columns] + [c for c in frame.columns if c not in cols]
     return frame[ordered]
+
+
+def _source_of(tools: Any, name: str) -> str:
+    try:
+        return str(getattr(tools.get(name), "source", "local"))
+    except KeyError:
+        return "(not registered)"
+
+
+def tools_frame(tools: Any) -> pd.DataFrame:
+    """Every tool with where it runs, the four MCP hints as the server sent them, and whether
+    it counts as read-only and why (what the repair and ``approve="ask"`` go by).
+
+    A hint the server left out shows as "absent (default X)", X being the spec's default; a
+    local tool has no hints ("-")."""
+    from ..mcp.hints import HINTS, SPEC_DEFAULTS
+
+    rows = []
+    for t in tools:
+        hints = getattr(t, "hints", None)
+        row: dict[str, Any] = {"name": t.name, "source": getattr(t, "source", "local")}
+        for h in HINTS:
+            if hints is None:
+                row[h] = "-"
+            elif h in hints:
+                row[h] = hints[h]
+            else:
+                row[h] = f"absent (default {str(SPEC_DEFAULTS[h]).lower()})"
+        row["read_only"] = bool(t.read_only)
+        reason = getattr(t, "read_only_reason", "")
+        if not reason:
+            reason = "set on the tool (read_only=True)" if t.read_only else "local tool: not read-only unless it says so"
+        row["why"] = reason
+        rows.append(row)
+    cols = ["name", "source", *HINTS, "read_only", "why"]
+    return pd.DataFrame(rows, columns=cols).set_index("name") if rows else pd.DataFrame(columns=cols)
 
 
 def turns_frame(

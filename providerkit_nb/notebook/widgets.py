@@ -292,7 +292,8 @@ class HistoryView:
         return frames.changes_frame(self.repaired) if self.repaired else frames.changes_frame(Repaired([]))
 
     def interrupted_frame(self) -> pd.DataFrame:
-        return frames.interrupted_frame(self.repaired) if self.repaired else frames.interrupted_frame(Repaired([]))
+        tools = getattr(self.conversation, "tools", None)
+        return frames.interrupted_frame(self.repaired or Repaired([]), tools)
 
     def highlights(self) -> dict[int, str]:
         """Row index after repair -> kind of change, for the rows repair touched."""
@@ -441,7 +442,10 @@ class HistoryView:
             self.resume(**kwargs)
             widget.finished(f"{widget.status.value}: {self._how_it_ended(call.id)}")
 
-        widget = ApprovalWidget(call, on_decide=answered)
+        from ..conversation.approval import hints_of
+
+        assert self.conversation is not None
+        widget = ApprovalWidget(call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name))
         self.asks.children = [*self.asks.children, widget.root]
         self._messages = self.conversation.messages if self.conversation is not None else self._messages
         self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired
@@ -539,7 +543,8 @@ class HistoryView:
 
     def _render_calls(self) -> None:
         r = self.repaired or self._preview  # before Repair too: what repair will say
-        frame = frames.interrupted_frame(r)
+        tools = getattr(self.conversation, "tools", None)  # names where each tool runs (local, mcp:...)
+        frame = frames.interrupted_frame(r, tools)
         if frame.empty:
             self.interrupted_html.value = "<i>none</i>"
         else:

@@ -52,6 +52,7 @@ class Inspection:
     # calls the tool's own resume hid or answered with its placeholder (transcripts.resume_findings)
     abandoned: list[Any] = field(default_factory=list)
     details: dict[int, dict[str, Any]] = field(default_factory=dict)  # time, model, tokens per message
+    sources: dict[str, str] = field(default_factory=dict)  # tool name -> where it runs (tools=)
 
     @property
     def path(self) -> str:
@@ -90,7 +91,8 @@ class Inspection:
                 for p in self.problems
             ],
             "interrupted": [
-                {"id": r.id, "original_id": r.original_id, "name": r.name, "read_only": r.read_only}
+                {"id": r.id, "original_id": r.original_id, "name": r.name, "read_only": r.read_only,
+                 **({"source": self.sources[r.name]} if r.name in self.sources else {})}
                 for r in self.interrupted
             ],
             "orphans": list(self.orphans),
@@ -125,7 +127,8 @@ class Inspection:
             ids = f" ({', '.join(m.ids)})" if m.ids else ""
             lines.append(f"  marker {m.kind}{at}: {m.text}{ids}")
         for r in self.interrupted:
-            lines.append(f"  interrupted: {r.name} {r.original_id}" + (f" sent as {r.id}" if r.id != r.original_id else ""))
+            where = f" ({self.sources[r.name]})" if r.name in self.sources else ""
+            lines.append(f"  interrupted: {r.name}{where} {r.original_id}" + (f" sent as {r.id}" if r.id != r.original_id else ""))
         for o in self.orphans:
             lines.append(f"  orphan result: {o}")
         for c in self.pending_approval:
@@ -141,6 +144,7 @@ def inspect(
     thread: str | None = None,
     wire: str | None = None,
     is_read_only: Callable[[str], bool] | None = None,
+    tools: Any = None,
 ) -> Inspection:
     """Load a transcript (a path, a DSN or a parsed object), list what a provider would refuse
     in it, and repair it.
@@ -149,7 +153,9 @@ def inspect(
     conversation of a source that holds several; ``wire``
     checks against another wire's rules than the one the source came from; ``is_read_only``
     tells repair which tools change nothing (default: what the source format knows, e.g.
-    Claude Code's Read, Grep, Glob...)."""
+    Claude Code's Read, Grep, Glob...). ``tools`` (a ToolRegistry, e.g. with MCP tools) gives
+    both: each tool's read-only decision, and where each interrupted call went (``local`` or
+    ``mcp:<server>``)."""
     src = Source(source)
     try:
         t = load(src, format=format, thread=thread)
@@ -161,7 +167,12 @@ def inspect(
         if exc.transcript is None:
             raise
         t = exc.transcript  # what is whole of a file cut short; the cut is one of the findings
-    return inspect_transcript(t, wire=wire, is_read_only=is_read_only)
+    if tools is not None and is_read_only is None:
+        is_read_only = tools.is_read_only
+    found = inspect_transcript(t, wire=wire, is_read_only=is_read_only)
+    if tools is not None:
+        found.sources = {tool.name: str(getattr(tool, "source", "local")) for tool in tools}
+    return found
 
 
 def inspect_transcript(

@@ -1,0 +1,51 @@
+"""Stop (a real SIGINT to a real Jupyter kernel) while an MCP call runs: the request is cancelled
+on the wire (the server sees notifications/cancelled), the store is left as Stop during a local
+tool leaves it, and resume tells the model; shutting the kernel down ends the server process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from nbviews.chat_server import ChatServer, call_answer, text_answer
+from nbviews.test_kernel import Kernel
+
+from .conftest import DEMO, gone_within, wait_for
+from .test_mcp_tools import MAY_HAVE_RUN
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_stop_mid_mcp_call_in_a_real_kernel(tmp_path, notes):
+    answers = [
+        call_answer("call_w", "write_note", json.dumps({"name": "n", "text": "t", "delay": 60})),
+        text_answer(["I ", "will ", "check ", "the ", "note."]),
+    ]
+    with ChatServer(answers) as server:
+        k = Kernel(tmp_path)
+        try:
+            setup = f"""
+import sys, providerkit_nb as pk
+tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
+store = pk.NotebookStore({str(tmp_path / "k.providerkit.sqlite")!r})
+provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
+convo = pk.Conversation(store, "k", provider, pk.ToolRegistry(tools), display=False)
+"""
+            assert k.run(setup)["status"] == "ok"
+            mid = k.start("convo.send('Write note n.')")
+            pid = int(wait_for(notes / "started-write_note", 60))
+            k.km.interrupt_kernel()
+            r = k.reply(mid)
+            assert r["status"] == "error" and r["ename"] == "KeyboardInterrupt"
+            assert int(wait_for(notes / "cancelled-write_note", 20)) == pid  # notifications/cancelled arrived
+            assert not (notes / "n.txt").exists()
+            assert k.value("[m.role for m in store.load('k')]") == ["user", "assistant"]
+            assert k.value("[c.name for c in convo.reload().interrupted]") == ["write_note"]
+            r = k.run("turn = convo.resume()")
+            assert r["status"] == "ok", r
+            assert k.value("turn.message.content") == "I will check the note."
+        finally:
+            k.close()  # a kernel shutdown: the server process must not outlive it
+    assert gone_within(pid), "the MCP server outlived the kernel"
+    sent = server.requests[1]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "tool"] == [MAY_HAVE_RUN]

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ProviderError
+from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from ..core.turn import (
     Chunk,
     Finish,
@@ -54,6 +54,7 @@ __all__ = [
     "malformed",
     "body_error",
     "PARSER_FAILURES",
+    "cut_short",
 ]
 
 EXCERPT = 120  # characters of the offending frame quoted in the message
@@ -189,6 +190,12 @@ def numbered(events: Iterable[SSEEvent], pos: StreamPosition, provider: str) -> 
     pos.done = True
     if pos.n == 0:
         raise _empty(provider)
+
+
+def cut_short(provider: str) -> ProviderError:
+    """A body that ended cleanly before the wire's end signal: the connection was cut mid-turn
+    (a network failure, so a retry may ask again)."""
+    return ProviderError(provider, ErrorKind.NETWORK, f"{provider}: the stream ended before the turn did")
 
 
 def _empty(provider: str) -> ProviderError:

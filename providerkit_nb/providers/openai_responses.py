@@ -621,7 +621,7 @@ class _Reader:
         self.wall: ProviderError | None = None
         self.model: str | None = None
         self.finished = False
-        self.handlers: dict[str, Callable[[dict[str, Any], str], Iterator[Chunk]]] = {
+        self.handlers: dict[Any, Callable[[dict[str, Any], Any], Iterator[Chunk]]] = {
             "response.function_call_arguments.delta": self.arguments_delta,
             "response.reasoning_summary_text.delta": self.reasoning_delta,
             "response.reasoning_text.delta": self.reasoning_delta,

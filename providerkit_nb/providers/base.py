@@ -47,9 +47,10 @@ EFFORTS = ("none", "low", "medium", "high", "max")
 SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class CallOptions:
-    """Per-call options, with the same names on every wire (as the vendor SDKs spell them)."""
+    """Per-call options, with the same names on every wire (as the vendor SDKs spell them);
+    keyword-only, so adding an option never shifts another."""
 
     session_id: str | None = None
     model: str | None = None
@@ -207,10 +208,21 @@ class Provider:
         on_activity: Callable[[], None] | None = None,
     ) -> ChunkStream:
         opts = CallOptions(
-            session_id, model, effort, max_tokens, temperature, top_p,
-            [stop] if isinstance(stop, str) else stop, tool_choice,
-            parallel_tool_calls, extra_body, json, json_with_tools, service_tier, strip_reasoning,
-            on_activity,
+            session_id=session_id,
+            model=model,
+            effort=effort,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            stop=[stop] if isinstance(stop, str) else stop,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            extra_body=extra_body,
+            json=json,
+            json_with_tools=json_with_tools,
+            service_tier=service_tier,
+            strip_reasoning=strip_reasoning,
+            on_activity=on_activity,
         )
         return self._open(ensure_messages(messages), list(tools) if tools else None, opts)
 

@@ -180,6 +180,7 @@ class Provider:
 
     Subclasses implement ``_open(messages, tools, opts) -> ChunkStream``; ``create_stream``
     and ``complete`` handle argument checking so every implementation takes the same names.
+    Wrappers reach the provider they wrap through ``open_stream``, the public seam.
     """
 
     id: str = "provider"
@@ -224,7 +225,7 @@ class Provider:
             strip_reasoning=strip_reasoning,
             on_activity=on_activity,
         )
-        return self._open(ensure_messages(messages), list(tools) if tools else None, opts)
+        return self.open_stream(ensure_messages(messages), list(tools) if tools else None, opts)
 
     def complete(
         self,
@@ -235,6 +236,14 @@ class Provider:
         """One whole turn. The default streams and collects; wires override it with their
         non-streaming request."""
         return collect_turn(self.create_stream(messages, tools, **options))
+
+    def open_stream(
+        self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions
+    ) -> ChunkStream:
+        """A stream for messages, tools and options already checked (``create_stream`` checks
+        them and comes here; a wrapper passes its own call on to the provider it wraps this
+        way). Nothing is sent until the stream is first read."""
+        return self._open(messages, tools, opts)
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
         raise NotImplementedError

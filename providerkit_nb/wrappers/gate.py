@@ -273,7 +273,7 @@ class GatedProvider(Wrapper):
         self.gate = gate
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
-        inner = self.inner._open(messages, tools, opts)  # builds the request; no I/O yet
+        inner = self.inner.open_stream(messages, tools, opts)  # builds the request; no I/O yet
         slot = self.gate.slot()
 
         def body(stream: RelayStream) -> Iterator[Chunk]:

@@ -39,7 +39,7 @@ from ..core.turn import (
     ToolCallDelta,
     UsageUpdate,
 )
-from ..transport.classify import scrub
+from ..transport.scrub import scrub
 from ..transport.sse import SSEEvent, StreamPosition
 
 __all__ = [

@@ -14,16 +14,13 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ErrorKind, ProviderError, is_retryable
-from providerkit_nb.transport.classify import (
-    as_provider_error,
-    classify,
-    http_error,
+from providerkit_nb.transport.classify import as_provider_error, classify, http_error, stream_error
+from providerkit_nb.transport.retry_after import (
     rate_limit_info,
     retry_after_from_body,
     retry_after_from_headers,
-    scrub,
-    stream_error,
 )
+from providerkit_nb.transport.scrub import scrub
 
 NOW = 1_800_000_000.0
 

@@ -38,13 +38,14 @@ import warnings
 from collections import deque
 from typing import Any
 
+from .gate import GateCounts
+
 __all__ = ["PostgresGate", "PostgresSlot", "GateError", "describe_dsn"]
 
 _OWNER_NS = 0x706B6761  # classid of the owner tokens (two-int4 advisory lock form)
 _ARRIVE_NS = 0x706B6762  # classid of the per-gate insert lock
 _SETUP_LOCK = 0x706B6763  # bigint advisory lock held while creating the tables
 _CHANNEL = "providerkit_gate"
-_RECENT = 256
 
 _SETUP = (
     """CREATE TABLE IF NOT EXISTS providerkit_gates (
@@ -273,8 +274,7 @@ class _Hub:
             if self.broken:
                 raise GateError(self.broken)
             slot.state = "pending"
-            slot.arrived = gate._arrivals
-            gate._arrivals += 1
+            slot.arrived = gate.counts.arrive()
             slot.queued_at = time.monotonic()
             self._pending.append(slot)
         self._drain()
@@ -338,7 +338,7 @@ class _Hub:
                 s.state = "held"
                 s.granted = t
                 s.granted_at = now
-                s._gate._granted(s.wait)
+                s._gate.counts.grant(s.wait)
                 s._event.set()
 
     def leave(self, slot: PostgresSlot, *, interrupted: bool, keep_granted: bool = False) -> None:
@@ -353,13 +353,14 @@ class _Hub:
                 if slot.state == "queued":
                     self._waiting.pop(ticket or -1, None)
                     slot.state = "left"
-                    slot._gate._timeouts += 0 if interrupted else 1
+                    if not interrupted:
+                        slot._gate.counts.time_out()
                 elif slot.state == "held" and not keep_granted:
                     slot.state = "released"
                 else:
                     return
                 if interrupted:
-                    slot._gate._interrupted += 1
+                    slot._gate.counts.interrupt()
             if ticket is None or self.broken:
                 return  # a dead connection's tickets are dropped by the others' checks
             try:
@@ -478,12 +479,7 @@ class PostgresGate:
         self.keepalive = keepalive
         self.where = describe_dsn(dsn)
         self._anonymous: deque[PostgresSlot] = deque()
-        self._arrivals = 0
-        self._grants = 0
-        self._timeouts = 0
-        self._interrupted = 0
-        self._max_wait = 0.0
-        self._recent: deque[float] = deque(maxlen=_RECENT)
+        self.counts = GateCounts()  # this process's arrivals, grants and waits
         self._registered: _Hub | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -542,22 +538,13 @@ class PostgresGate:
         """Connections this process keeps for its shared gates (2 once any gate was used)."""
         return 2 if self._registered is not None and not self._registered.broken else 0
 
-    def _granted(self, wait: float) -> None:
-        self._grants += 1
-        self._recent.append(wait)
-        if wait > self._max_wait:
-            self._max_wait = wait
-
     def status(self) -> dict[str, Any]:
         """The in-process gate's keys (global counts from the server) plus ``quarantined``."""
         held, waiting, quarantined, oldest = self._hub().counts(self.name)
-        recent = list(self._recent)
+        counts, recent = self.counts.counts(), list(self.counts.recent)
         return {
             "name": self.name, "limit": self._limit, "in_use": held, "queued": waiting,
-            "arrived": self._arrivals, "granted": self._grants, "timeouts": self._timeouts,
-            "interrupted": self._interrupted, "max_wait": self._max_wait,
-            "longest_wait": oldest, "recent_waits": recent,
-            "mean_wait": sum(recent) / len(recent) if recent else 0.0,
+            **counts, "longest_wait": oldest, **GateCounts.waits(recent),
             "quarantined": quarantined, "backend": self.where,
         }
 

@@ -38,9 +38,10 @@ import warnings
 from collections import deque
 from typing import Any
 
+from ..transport.pg import connect, describe_dsn, first_line
 from .gate import GateCounts
 
-__all__ = ["PostgresGate", "PostgresSlot", "GateError", "describe_dsn"]
+__all__ = ["PostgresGate", "PostgresSlot", "GateError"]
 
 _OWNER_NS = 0x706B6761  # classid of the owner tokens (two-int4 advisory lock form)
 _ARRIVE_NS = 0x706B6762  # classid of the per-gate insert lock
@@ -134,23 +135,6 @@ class GateError(RuntimeError):
     """The shared gate's server could not be reached or answered with an error."""
 
 
-def describe_dsn(dsn: str) -> str:
-    """user@host:port/dbname, never the password (a DSN may carry one)."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        d = conninfo_to_dict(dsn)
-    except Exception:
-        return "postgresql://<unparsed dsn>"
-    user = f"{d['user']}@" if d.get("user") else ""
-    port = f":{d['port']}" if d.get("port") else ""
-    return f"postgresql://{user}{d.get('host', '')}{port}/{d.get('dbname', '')}"
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 class PostgresSlot:
     """One caller's ticket: new, queued, held, then released (or left the queue).
 
@@ -228,19 +212,15 @@ class _Hub:
         self._waiting: dict[int, PostgresSlot] = {}  # ticket -> queued slot
         self._early: set[int] = set()  # granted before its slot was registered
         self._gates: dict[str, PostgresGate] = {}
-        idle, interval, count = keepalive
-        options = (f"-c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval} "
-                   f"-c tcp_keepalives_count={count} -c synchronous_commit=off")
         kw: dict[str, Any] = dict(
-            autocommit=True, connect_timeout=5, options=options, keepalives=1,
-            keepalives_idle=idle, keepalives_interval=interval, keepalives_count=count,
+            connect_timeout=5, keepalive=keepalive, settings=[("synchronous_commit", "off")],
             application_name=f"providerkit-gate {self.host[:30]}:{self.pid}",
         )
         try:
-            self._w = psycopg.connect(dsn, **kw)
-            self._l = psycopg.connect(dsn, **kw)
+            self._w = connect(dsn, **kw)
+            self._l = connect(dsn, **kw)
         except psycopg.Error as exc:
-            raise GateError(f"{self.where}: cannot connect for the shared gate ({_first_line(exc)}). "
+            raise GateError(f"{self.where}: cannot connect for the shared gate ({first_line(exc)}). "
                             "Check that the server is running and the DSN is right.") from None
         try:
             with self._w.transaction():
@@ -259,7 +239,7 @@ class _Hub:
             self._l.execute(f"LISTEN {_CHANNEL}")
         except psycopg.Error as exc:
             self.close()
-            raise GateError(f"{self.where}: cannot set up the shared gate's tables ({_first_line(exc)})") from None
+            raise GateError(f"{self.where}: cannot set up the shared gate's tables ({first_line(exc)})") from None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="providerkit-gate-listener", daemon=True)
         self._thread.start()
@@ -306,7 +286,7 @@ class _Hub:
                         self._early.difference_update(early)
                     self._apply([t for t, _, granted in rows if granted] + early)
             except self._pg.Error as exc:
-                self._fail(f"{self.where}: the shared gate failed ({_first_line(exc)})", batch)
+                self._fail(f"{self.where}: the shared gate failed ({first_line(exc)})", batch)
                 raise GateError(self.broken) from None
             except BaseException:  # interrupted mid-insert: tickets may exist that no slot knows
                 self._fail(f"{self.where}: the shared gate was interrupted while queueing", batch)
@@ -366,7 +346,7 @@ class _Hub:
             try:
                 self._w.execute("SELECT providerkit_gate_leave(%s::text, %s::bigint[])", (slot._gate.name, [ticket]))
             except self._pg.Error as exc:
-                self._fail(f"{self.where}: the shared gate failed ({_first_line(exc)})")
+                self._fail(f"{self.where}: the shared gate failed ({first_line(exc)})")
 
     # ---- the listener: wake-ups on release, and a poll for dead processes
 
@@ -389,7 +369,7 @@ class _Hub:
             except Exception as exc:  # noqa: BLE001 - reported to every waiter
                 if self._stop.is_set():
                     return
-                self._fail(f"{self.where}: the shared gate's listener failed ({_first_line(exc)})")
+                self._fail(f"{self.where}: the shared gate's listener failed ({first_line(exc)})")
                 return
 
     def _fail(self, why: str, batch: list[PostgresSlot] | None = None) -> None:

@@ -10,8 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import providerkit_nb as pk
-from providerkit_nb.core.compaction import SUMMARY_PREFIX, message_tokens
+from providerkit_nb.core.compaction import message_tokens
 from providerkit_nb.core.errors import ErrorKind, ProviderError
+
+# the exact texts, pinned here (not imported from the code under test)
+SUMMARY = "[Earlier conversation, summarized]\n\n"
 
 NAMES = ["read_file", "grep"]
 
@@ -60,7 +63,7 @@ def test_pick_cut_moves_back_past_tool_results() -> None:
 def test_apply_compaction_shape() -> None:
     h = [pk.SystemMessage("sys"), pk.UserMessage("old"), pk.AssistantMessage("old answer"), pk.UserMessage("new")]
     out = pk.apply_compaction(h, 3, "they said old things")
-    assert out == [pk.SystemMessage("sys"), pk.UserMessage(SUMMARY_PREFIX + "they said old things"), pk.UserMessage("new")]
+    assert out == [pk.SystemMessage("sys"), pk.UserMessage(SUMMARY + "they said old things"), pk.UserMessage("new")]
     with pytest.raises(ValueError, match="outside"):
         pk.apply_compaction(h, 9, "x")
 

@@ -67,7 +67,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX providerkit_lost_turns_by_conversation ON providerkit_lost_turns (conversation_id, id)",
     ),
-    (  # call marks: whether a call waits for a person's approval or has started (issue 17)
+    (  # call marks: whether a call waits for a person's approval or has started
         """CREATE TABLE IF NOT EXISTS providerkit_call_marks (
             conversation_id TEXT NOT NULL,
             call_id TEXT NOT NULL,

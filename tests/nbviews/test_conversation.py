@@ -1,4 +1,4 @@
-"""The Conversation facade: the loop of the guide, with real stores.
+"""The Conversation facade: the durable tool loop, with real stores.
 
 The provider here is simulate.ScriptedProvider (the project's own deterministic teaching
 provider, which streams chunks we wrote): these tests are about the order of saves and what a

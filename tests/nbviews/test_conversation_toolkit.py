@@ -1,4 +1,4 @@
-"""Conversation additions of issue 19 against a real Chat server on 127.0.0.1: send(json=)
+"""Conversation options against a real Chat server on 127.0.0.1: send(json=)
 returns the parsed answer beside the turn, a UsageTracker per conversation with a budget that
 stops send before a call, and compact=True (on a context error, and when the window is nearly
 full) leaving a history every rule accepts - also after a reload from the store."""

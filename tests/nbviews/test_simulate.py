@@ -1,4 +1,4 @@
-"""pk.simulate: each lesson breaks a conversation one way; what survives is what the guide says."""
+"""pk.simulate: each lesson breaks a conversation one way; each test checks what survives."""
 
 from __future__ import annotations
 

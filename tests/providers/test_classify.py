@@ -1,7 +1,7 @@
 """Error classification: order, wording families, Retry-After forms, in-band frames, scrubbing.
 
-Wordings are the providers' own (peers-and-pain-points section 4, the behaviour reference's
-quirk table and the recorded error bodies)."""
+Wordings are the providers' own, as their APIs word them in error bodies (several read from
+the recordings in this repository)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The small request rows of issue 19: service_tier, strip_reasoning when effort is none, and
+"""Small request options: service_tier, strip_reasoning when effort is none, and
 on_activity on every byte read - request bodies checked field by field, refusals checked to
 happen before any request reaches a real local server."""
 

@@ -1,4 +1,4 @@
-"""Duplicate detection in NotebookStore without an index on the hash (issue 18).
+"""Duplicate detection in NotebookStore without an index on the hash.
 
 Each store object keeps a map of the conversation's hashes; these tests check that the answer
 (``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when another

@@ -102,7 +102,7 @@ def test_no_cut_of_a_valid_history_gives_one_validate_history_refuses(h: list[pk
 
 # --------------------------------------------------------------------------- overflow numbers
 
-# Wordings from the reference (4.4) and as the providers word them in their API error bodies.
+# Wordings as the providers word them in their API error bodies.
 OVERFLOWS = [
     # Anthropic, with max_tokens
     ("input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length "

@@ -515,7 +515,7 @@ class AnthropicProvider(WireProvider):
                     if t:
                         yield text(t)
                     continue
-            handler = handlers.get(kind)
+            handler = handlers.get(kind) if type(kind) is str else None
             if handler is not None:  # ping and unknown events: nothing to do
                 yield from handler(d)
                 if st.finished:

@@ -63,7 +63,7 @@ from ..core.turn import (
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
-from .guard import cut_short, need  # a required part of a frame, named when it is missing or wrong
+from .guard import FrameError, cut_short, need  # FrameError, need: a required part, named
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -560,7 +560,7 @@ class ResponsesProvider(WireProvider):
                     st.t_parts.append(d)
                     yield text(d)
                 continue
-            handler = handlers.get(t)
+            handler = handlers.get(t) if type(t) is str else None
             if handler is not None:  # anything else (content_part.*, annotations, ...): nothing new
                 yield from handler(obj, t)
                 if st.finished:
@@ -578,7 +578,7 @@ class ResponsesProvider(WireProvider):
             need(data, "output", list, "a list of items")  # a Response always has it (maybe empty)
         if data.get("status") == "failed":
             raise self._failed(data)
-        st = _Reader(self)
+        st = _Reader(self, whole=True)
         yield from st.model_of(data)
         for item in data.get("output") or ():
             if isinstance(item, dict):
@@ -601,10 +601,12 @@ class _Reader:
     __slots__ = (
         "p", "texts", "t_iid", "t_ci", "t_parts", "thoughts", "r_key", "r_parts", "r_any",
         "calls", "n_calls", "a_iid", "a_call", "produced", "wall", "model", "finished", "handlers",
+        "whole",
     )
 
-    def __init__(self, provider: ResponsesProvider) -> None:
+    def __init__(self, provider: ResponsesProvider, *, whole: bool = False) -> None:
         self.p = provider
+        self.whole = whole  # reading a whole body: a part's text that is not text is malformed
         self.texts: dict[Any, list[str]] = {}
         self.t_iid: Any = None
         self.t_ci: Any = None
@@ -649,8 +651,13 @@ class _Reader:
         self.t_iid, self.t_ci = iid, ci
         self.t_parts = self.texts.setdefault((iid, ci), [])
 
+    def checked(self, snapshot: Any) -> Any:
+        if self.whole and snapshot and not isinstance(snapshot, str):
+            raise FrameError("'text'", snapshot, "text")
+        return snapshot
+
     def text_tail(self, key: Any, snapshot: Any) -> Iterator[Chunk]:
-        tail = _tail(self.texts.get(key, ()), snapshot)
+        tail = _tail(self.texts.get(key, ()), self.checked(snapshot))
         if tail:
             self.produced = True
             self.texts.setdefault(key, []).append(tail)
@@ -668,7 +675,7 @@ class _Reader:
         return ReasoningDelta(_SEP + text if sep else text)
 
     def reasoning_tail(self, key: Any, snapshot: Any) -> Iterator[Chunk]:
-        tail = _tail(self.thoughts.get(key, ()), snapshot)
+        tail = _tail(self.thoughts.get(key, ()), self.checked(snapshot))
         if tail:
             yield self.reasoning(key, tail)
 

@@ -480,12 +480,12 @@ class OpenAIChatProvider(WireProvider):
     # ---------------------------------------------------------------- incoming
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
-        # The hot path: one C-level JSON scan per frame here, then the reader walks the few
-        # keys a delta actually carries (most carry one) instead of probing for every field.
+        # The hot path: one C-level JSON scan per frame, then a walk over the few keys a
+        # delta actually carries (most carry only text, read here; the reader takes the rest).
         pid = self.id
         scan = _SCAN
         st = _Reader(self)
-        frame = st.frame
+        field = st.delta_field
         for ev in events:
             data = ev.data
             if data == "[DONE]":
@@ -502,7 +502,38 @@ class OpenAIChatProvider(WireProvider):
                 continue  # not JSON: a keep-alive some proxies send
             if end != -1 and end != len(data) and data[end:].strip():
                 continue  # trailing garbage after the JSON: not a frame we understand
-            yield from frame(obj)
+            if "error" in obj and obj["error"]:
+                raise stream_error(pid, obj, secrets=self.secrets)
+            m = obj.get("model")
+            if m and m != st.model:
+                st.model = m
+                yield ModelInfo(m)
+            choices = obj.get("choices")
+            if choices:
+                c = choices[0]
+                if c.get("index", 0) != 0:  # several choices (n > 1): only choice 0 is the turn
+                    c = next((x for x in choices if x.get("index", 0) == 0), None)
+                if c is not None:
+                    delta = c.get("delta")
+                    if delta:
+                        if type(delta) is not dict:
+                            need(c, "delta", dict, "an object")
+                        for k, v in delta.items():
+                            if not v:
+                                continue
+                            if k == "content":
+                                yield TextDelta(v if type(v) is str else _answer_text(v))
+                            elif k != "role":
+                                yield from field(k, v, delta)
+                    fr = c.get("finish_reason")
+                    if fr:
+                        st.finish = fr
+            u = obj.get("usage")
+            if not u and "x_groq" in obj:
+                xg = obj["x_groq"]
+                u = xg.get("usage") if type(xg) is dict else None
+            if u and type(u) is dict:
+                yield UsageUpdate(map_usage(u, openrouter=st.openrouter))
         yield from st.end()
 
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
@@ -512,7 +543,7 @@ class OpenAIChatProvider(WireProvider):
         if data.get("error"):
             raise stream_error(pid, data, secrets=self.secrets)
         st = _Reader(self)
-        if st.new_model(data.get("model")):
+        if data.get("model"):
             yield ModelInfo(data["model"])
         choices = data.get("choices") or []
         c = next((x for x in choices if isinstance(x, dict) and x.get("index", 0) == 0), None)
@@ -526,8 +557,9 @@ class OpenAIChatProvider(WireProvider):
 
 
 class _Reader:
-    """One turn's reading state, shared by the stream (``frame`` per chunk object, ``end``)
-    and the whole response (``message``)."""
+    """One turn's reading state, shared by the stream (its loop reads each chunk object's text
+    and model; ``delta_field`` the rest of a delta; ``end``) and the whole response
+    (``message``)."""
 
     __slots__ = ("p", "openrouter", "finish", "done", "model", "details")
 
@@ -538,47 +570,6 @@ class _Reader:
         self.done = False  # the [DONE] line arrived
         self.model: str | None = None
         self.details: list[Any] | None = None  # OpenRouter's reasoning_details, merged
-
-    def new_model(self, m: Any) -> bool:
-        """Is ``m`` a model name not stated yet (then it is remembered)?"""
-        if m and m != self.model:
-            self.model = m
-            return True
-        return False
-
-    def frame(self, obj: dict[str, Any]) -> Iterator[Chunk]:
-        """One ``chat.completion.chunk`` object."""
-        if "error" in obj and obj["error"]:
-            raise stream_error(self.p.id, obj, secrets=self.p.secrets)
-        m = obj.get("model")
-        if m and self.new_model(m):
-            yield ModelInfo(m)
-        choices = obj.get("choices")
-        if choices:
-            c = choices[0]
-            if c.get("index", 0) != 0:  # several choices (n > 1): only choice 0 is the turn
-                c = next((x for x in choices if x.get("index", 0) == 0), None)
-            if c is not None:
-                delta = c.get("delta")
-                if delta:
-                    if type(delta) is not dict:
-                        need(c, "delta", dict, "an object")
-                    for k, v in delta.items():  # the text inline: it is most frames
-                        if not v:
-                            continue
-                        if k == "content":
-                            yield TextDelta(v if type(v) is str else _answer_text(v))
-                        elif k != "role":
-                            yield from self.delta_field(k, v, delta)
-                fr = c.get("finish_reason")
-                if fr:
-                    self.finish = fr
-        u = obj.get("usage")
-        if not u and "x_groq" in obj:
-            xg = obj["x_groq"]
-            u = xg.get("usage") if type(xg) is dict else None
-        if u and type(u) is dict:
-            yield UsageUpdate(map_usage(u, openrouter=self.openrouter))
 
     def delta_field(self, k: str, v: Any, delta: dict[str, Any]) -> Iterator[Chunk]:
         """One non-empty field of a delta other than its text."""

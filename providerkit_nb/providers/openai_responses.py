@@ -580,9 +580,9 @@ class ResponsesProvider(WireProvider):
             raise self._failed(data)
         st = _Reader(self, whole=True)
         yield from st.model_of(data)
-        for item in data.get("output") or ():
+        for n, item in enumerate(data.get("output") or ()):
             if isinstance(item, dict):
-                yield from st.item(_EMPTY, item)
+                yield from st.item(_EMPTY, item, n)  # each item whole: keyed by its place
         yield from st.close(data, data.get("status") == "incomplete")
 
 
@@ -763,21 +763,20 @@ class _Reader:
     def item_done(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
         item = obj.get("item")
         if isinstance(item, dict):
-            yield from self.item(obj, item)
+            yield from self.item(obj, item, item.get("id"))
 
-    def item(self, obj: dict[str, Any], item: dict[str, Any]) -> Iterator[Chunk]:
-        """A finished output item (``output_item.done``, or one item of a whole response)."""
+    def item(self, obj: dict[str, Any], item: dict[str, Any], iid: Any) -> Iterator[Chunk]:
+        """A finished output item (``output_item.done``, or one item of a whole response);
+        ``iid`` keys what was streamed of it."""
         kind = item.get("type")
         if kind == "function_call":
             yield from self.call_item(obj, item)
         elif kind == "message":
-            iid = item.get("id")
             for ci, part in enumerate(item.get("content") or ()):
                 if isinstance(part, dict):
                     snap = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
                     yield from self.text_tail((iid, ci), snap)
         elif kind == "reasoning":
-            iid = item.get("id")
             for si, part in enumerate(item.get("summary") or ()):
                 if isinstance(part, dict):
                     yield from self.reasoning_tail((iid, "s", si), part.get("text"))
@@ -789,11 +788,11 @@ class _Reader:
 
     def call_item(self, obj: dict[str, Any], item: dict[str, Any]) -> Iterator[Chunk]:
         cid, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
-        c = self.find_call(obj, item)
+        c = None if self.whole else self.find_call(obj, item)  # a whole body streamed nothing
         if c is None:
             if not cid:
                 return  # a call nobody can answer: dropped, not a tool turn
-            c = self.new_call(cid, name, args or "", (cid, item.get("id") or None))
+            c = self.new_call(cid, name, args or "", () if self.whole else (cid, item.get("id") or None))
             self.produced = True
             yield ToolCallDelta(c.index, cid, name or None, args or None)
             return

@@ -2,7 +2,7 @@
 
 Read from the source with ``ast`` (nothing is imported), counting imports inside functions
 too: an import made at call time still ties the lower layer to the upper one. ``LAYERS`` is
-the one place the layer order lives (DESIGN.md's table, bottom first); a new module must be
+the one place the layer order lives (bottom first); a new module must be
 placed in it, or the coverage test fails and says where.
 """
 

@@ -1,6 +1,6 @@
 """Conversation: the synchronous facade a notebook uses.
 
-It runs the loop of the guide, one durable step at a time: load and repair the stored history,
+It runs the tool loop, one durable step at a time: load and repair the stored history,
 stream a turn, save the assistant message before its tools run, run each tool and save each
 result as it comes back, repeat until the model answers without calls. Whatever stops it (a
 crash, a kernel restart, the Stop button) it stops between two saves, so the store always loads

@@ -291,7 +291,7 @@ class ConversationMaker:
                              "give 'package.module:attribute' of a ToolRegistry") from exc
 
     def __repr__(self) -> str:  # the store string may be a DSN with a password
-        from ..wrappers.pg_gate import describe_dsn
+        from ..transport.pg import describe_dsn
 
         where = describe_dsn(self.store) if "://" in self.store or "=" in self.store else self.store
         return f"ConversationMaker(store={where!r}, model={self.model!r})"

@@ -14,7 +14,7 @@ import base64
 import copy
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -58,7 +58,7 @@ from .base import (
     join_url,
     merge_body,
 )
-from .guard import need  # a required part of a frame, named when it is missing or wrong
+from .guard import cut_short, need  # a required part of a frame, named when it is missing or wrong
 
 __all__ = [
     "AnthropicProvider",
@@ -496,14 +496,12 @@ class AnthropicProvider(WireProvider):
     # stream ----------------------------------------------------------------
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
+        # Hot path: text deltas are read here; every other event goes to the reader's method
+        # for its type (the same reader reads a whole non-streamed message).
         loads = loads_data  # the C scanner alone: a third cheaper per event
-        tag = self.replay_tag
-        blocks: dict[int, list[Any]] = {}  # index -> [type, payload, parts, extra]
-        fresh = cache_read = cache_write = output = thinking_tokens = 0
-        seen_usage = False
-        stop_reason: str | None = None
-        thought = False  # a thinking block has produced text (separate the next one)
-
+        st = _Reader(self)
+        handlers = st.handlers
+        text = TextDelta
         for ev in events:
             try:
                 d = loads(ev.data)
@@ -512,152 +510,216 @@ class AnthropicProvider(WireProvider):
             kind = d.get("type") if type(d) is dict else None
             if kind == "content_block_delta":
                 delta = d.get("delta")
-                if type(delta) is not dict:  # the one required part of a delta frame
-                    delta = need(d, "delta", dict, "an object")
-                dt = delta.get("type")
-                if dt == "text_delta":
-                    text = delta.get("text")
-                    if text:
-                        yield TextDelta(text)
-                elif dt == "input_json_delta":
-                    part = delta.get("partial_json")
-                    if part:
-                        b = blocks.get(d.get("index"))
-                        if b is not None:
-                            b[2].append(part)
-                        yield ToolCallDelta(d.get("index"), None, None, part)
-                elif dt == "thinking_delta":
-                    text = delta.get("thinking")
-                    if text:
-                        b = blocks.get(d.get("index"))
-                        if b is not None:
-                            if not b[2] and thought:
-                                yield ReasoningDelta("\n\n")  # a blank line between blocks
-                            b[2].append(text)
-                        thought = True
-                        yield ReasoningDelta(text)
-                elif dt == "signature_delta":
-                    b = blocks.get(d.get("index"))
-                    if b is not None:
-                        b[3] = (b[3] or "") + (delta.get("signature") or "")
-                # citations_delta and future delta types carry nothing we keep
-            elif kind == "content_block_start":
-                block = d.get("content_block") or {}
-                bt = block.get("type")
-                index = d.get("index")
-                if bt == "text":
-                    text = block.get("text")
-                    if text:
-                        yield TextDelta(text)
-                elif bt == "tool_use":
-                    blocks[index] = ["tool_use", block.get("input"), [], None]
-                    yield ToolCallDelta(index, block.get("id") or None, block.get("name") or None)
-                elif bt == "thinking":
-                    text = block.get("thinking") or ""
-                    blocks[index] = ["thinking", None, [text] if text else [], block.get("signature")]
-                    if text:
-                        if thought:
-                            yield ReasoningDelta("\n\n")
-                        thought = True
-                        yield ReasoningDelta(text)
-                elif bt == "redacted_thinking":
-                    blocks[index] = ["redacted_thinking", block.get("data"), [], None]
-            elif kind == "content_block_stop":
-                b = blocks.pop(d.get("index"), None)
-                if b is None:
+                if type(delta) is dict and delta.get("type") == "text_delta":
+                    t = delta.get("text")
+                    if t:
+                        yield text(t)
                     continue
-                if b[0] == "thinking":
-                    item: dict[str, Any] = {"type": "thinking", "thinking": "".join(b[2])}
-                    if b[3] is not None:
-                        item["signature"] = b[3]
-                    yield ReasoningItemsDelta(tag, [item])
-                elif b[0] == "redacted_thinking":
-                    yield ReasoningItemsDelta(tag, [{"type": "redacted_thinking", "data": b[1]}])
-                elif not b[2]:
-                    # no argument fragments: the start block's input is the whole input
-                    yield ToolCallDelta(d.get("index"), None, None, json.dumps(b[1] or {}, ensure_ascii=False, separators=_SEP))
-            elif kind == "message_delta":
-                stop_reason = (d.get("delta") or {}).get("stop_reason") or stop_reason
-                u = d.get("usage")
-                if u:
-                    seen_usage = True
-                    # cumulative: a field present here overwrites (some gateways send 0 at start)
-                    if u.get("input_tokens") is not None:
-                        fresh = u["input_tokens"]
-                    if u.get("cache_read_input_tokens") is not None:
-                        cache_read = u["cache_read_input_tokens"]
-                    if u.get("cache_creation_input_tokens") is not None:
-                        cache_write = u["cache_creation_input_tokens"]
-                    if u.get("output_tokens") is not None:
-                        output = u["output_tokens"]
-                    details = u.get("output_tokens_details")
-                    if details and details.get("thinking_tokens") is not None:
-                        thinking_tokens = details["thinking_tokens"]
-            elif kind == "message_start":
-                msg = d.get("message") or {}
-                if msg.get("model"):
-                    yield ModelInfo(msg["model"])
-                u = msg.get("usage")
-                if u:
-                    seen_usage = True
-                    fresh = u.get("input_tokens") or 0
-                    cache_read = u.get("cache_read_input_tokens") or 0
-                    cache_write = u.get("cache_creation_input_tokens") or 0
-                    output = u.get("output_tokens") or 0
-            elif kind == "message_stop":
-                if seen_usage:
-                    yield UsageUpdate(_usage(fresh, cache_read, cache_write, output, thinking_tokens))
-                yield Finish(_FINISH.get(stop_reason or "end_turn", "stop"))
-                return
-            elif kind == "error":
-                raise stream_error(self.id, d, secrets=self.secrets)
-            # ping and unknown events: nothing to do
-
-        if stop_reason is not None:
-            # a gateway that skipped message_stop: the turn itself was complete
-            if seen_usage:
-                yield UsageUpdate(_usage(fresh, cache_read, cache_write, output, thinking_tokens))
-            yield Finish(_FINISH.get(stop_reason, "stop"))
-            return
-        raise ProviderError(self.id, ErrorKind.NETWORK, f"{self.id}: the stream ended before the turn did")
+            handler = handlers.get(kind) if type(kind) is str else None
+            if handler is not None:  # ping and unknown events: nothing to do
+                yield from handler(d)
+                if st.finished:
+                    return
+        yield from st.end()
 
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
         if not isinstance(data, dict) or data.get("type") == "error":
             raise stream_error(self.id, data, secrets=self.secrets)
         need(data, "content", list, "a list of blocks")  # a Message always has it (maybe empty)
+        st = _Reader(self)
         if data.get("model"):
             yield ModelInfo(data["model"])
-        thought = False
         for index, block in enumerate(data.get("content") or ()):
-            bt = block.get("type")
-            if bt == "text":
-                if block.get("text"):
-                    yield TextDelta(block["text"])
-            elif bt == "tool_use":
-                args = json.dumps(block.get("input") or {}, ensure_ascii=False, separators=_SEP)
-                yield ToolCallDelta(index, block.get("id"), block.get("name"), args)
-            elif bt == "thinking":
-                if block.get("thinking"):
-                    if thought:
-                        yield ReasoningDelta("\n\n")
-                    thought = True
-                    yield ReasoningDelta(block["thinking"])
-                yield ReasoningItemsDelta(self.replay_tag, [dict(block)])
-            elif bt == "redacted_thinking":
-                yield ReasoningItemsDelta(self.replay_tag, [dict(block)])
+            yield from st.whole_block(index, block)
         u = data.get("usage")
         if u:
-            details = u.get("output_tokens_details") or {}
-            yield UsageUpdate(
-                _usage(
-                    u.get("input_tokens") or 0,
-                    u.get("cache_read_input_tokens") or 0,
-                    u.get("cache_creation_input_tokens") or 0,
-                    u.get("output_tokens") or 0,
-                    details.get("thinking_tokens") or 0,
-                )
-            )
-        yield Finish(_FINISH.get(data.get("stop_reason") or "end_turn", "stop"))
+            st.take_usage(u, whole=True)
+        st.stop_reason = data.get("stop_reason")
+        yield from st.close()
+
+
+_USAGE_FIELDS = (
+    ("fresh", "input_tokens"),
+    ("cache_read", "cache_read_input_tokens"),
+    ("cache_write", "cache_creation_input_tokens"),
+    ("output", "output_tokens"),
+)
+
+
+class _Reader:
+    """One turn's reading state, shared by the stream and the whole message body.
+
+    ``blocks`` holds the open blocks by index as ``[type, payload, parts, signature]``; usage
+    is cumulative (``message_start``, then ``message_delta``s that overwrite what they state).
+    """
+
+    __slots__ = (
+        "p", "blocks", "fresh", "cache_read", "cache_write", "output", "thinking",
+        "seen_usage", "stop_reason", "thought", "finished", "handlers",
+    )
+
+    def __init__(self, provider: AnthropicProvider) -> None:
+        self.p = provider
+        self.blocks: dict[Any, list[Any]] = {}
+        self.fresh = self.cache_read = self.cache_write = self.output = self.thinking = 0
+        self.seen_usage = False
+        self.stop_reason: str | None = None
+        self.thought = False  # a thinking block has produced text (separate the next one)
+        self.finished = False
+        self.handlers: dict[Any, Callable[[dict[str, Any]], Iterator[Chunk]]] = {
+            "content_block_delta": self.block_delta,
+            "content_block_start": self.block_start,
+            "content_block_stop": self.block_stop,
+            "message_delta": self.message_delta,
+            "message_start": self.message_start,
+            "message_stop": self.message_stop,
+            "error": self.error,
+        }
+
+    # shared pieces ------------------------------------------------------------
+
+    def take_usage(self, u: dict[str, Any], *, whole: bool) -> None:
+        """Usage as stated by ``message_start`` or a whole message (``whole``: every count,
+        absent ones 0) or by a ``message_delta`` (cumulative: a count present overwrites; some
+        gateways send 0 at the start)."""
+        self.seen_usage = True
+        for name, key in _USAGE_FIELDS:
+            v = u.get(key)
+            if whole:
+                setattr(self, name, v or 0)
+            elif v is not None:
+                setattr(self, name, v)
+        details = u.get("output_tokens_details")
+        if whole:
+            self.thinking = (details or {}).get("thinking_tokens") or 0
+        elif details and details.get("thinking_tokens") is not None:
+            self.thinking = details["thinking_tokens"]
+
+    def reasoning(self, text: str) -> Iterator[Chunk]:
+        """Readable thinking, a blank line between blocks."""
+        if self.thought:
+            yield ReasoningDelta("\n\n")
+        self.thought = True
+        yield ReasoningDelta(text)
+
+    def close(self) -> Iterator[Chunk]:
+        if self.seen_usage:
+            yield UsageUpdate(_usage(self.fresh, self.cache_read, self.cache_write, self.output, self.thinking))
+        yield Finish(_FINISH.get(self.stop_reason or "end_turn", "stop"))
+        self.finished = True
+
+    def whole_block(self, index: int, block: dict[str, Any]) -> Iterator[Chunk]:
+        """One block of a whole (non-streamed) message."""
+        bt = block.get("type")
+        if bt == "text":
+            if block.get("text"):
+                yield TextDelta(block["text"])
+        elif bt == "tool_use":
+            args = json.dumps(block.get("input") or {}, ensure_ascii=False, separators=_SEP)
+            yield ToolCallDelta(index, block.get("id"), block.get("name"), args)
+        elif bt == "thinking":
+            if block.get("thinking"):
+                yield from self.reasoning(block["thinking"])
+            yield ReasoningItemsDelta(self.p.replay_tag, [dict(block)])
+        elif bt == "redacted_thinking":
+            yield ReasoningItemsDelta(self.p.replay_tag, [dict(block)])
+
+    # events -------------------------------------------------------------------
+
+    def block_delta(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        delta = d.get("delta")
+        if type(delta) is not dict:  # the one required part of a delta frame
+            delta = need(d, "delta", dict, "an object")
+        dt = delta.get("type")
+        if dt == "text_delta":
+            text = delta.get("text")
+            if text:
+                yield TextDelta(text)
+        elif dt == "input_json_delta":
+            part = delta.get("partial_json")
+            if part:
+                b = self.blocks.get(d.get("index"))
+                if b is not None:
+                    b[2].append(part)
+                yield ToolCallDelta(d.get("index"), None, None, part)
+        elif dt == "thinking_delta":
+            text = delta.get("thinking")
+            if text:
+                b = self.blocks.get(d.get("index"))
+                if b is not None:
+                    if not b[2] and self.thought:
+                        yield ReasoningDelta("\n\n")  # a blank line between blocks
+                    b[2].append(text)
+                self.thought = True
+                yield ReasoningDelta(text)
+        elif dt == "signature_delta":
+            b = self.blocks.get(d.get("index"))
+            if b is not None:
+                b[3] = (b[3] or "") + (delta.get("signature") or "")
+        # citations_delta and future delta types carry nothing we keep
+
+    def block_start(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        block = d.get("content_block") or {}
+        bt = block.get("type")
+        index = d.get("index")
+        if bt == "text":
+            text = block.get("text")
+            if text:
+                yield TextDelta(text)
+        elif bt == "tool_use":
+            self.blocks[index] = ["tool_use", block.get("input"), [], None]
+            yield ToolCallDelta(index, block.get("id") or None, block.get("name") or None)
+        elif bt == "thinking":
+            text = block.get("thinking") or ""
+            self.blocks[index] = ["thinking", None, [text] if text else [], block.get("signature")]
+            if text:
+                yield from self.reasoning(text)
+        elif bt == "redacted_thinking":
+            self.blocks[index] = ["redacted_thinking", block.get("data"), [], None]
+
+    def block_stop(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        b = self.blocks.pop(d.get("index"), None)
+        if b is None:
+            return
+        tag = self.p.replay_tag
+        if b[0] == "thinking":
+            item: dict[str, Any] = {"type": "thinking", "thinking": "".join(b[2])}
+            if b[3] is not None:
+                item["signature"] = b[3]
+            yield ReasoningItemsDelta(tag, [item])
+        elif b[0] == "redacted_thinking":
+            yield ReasoningItemsDelta(tag, [{"type": "redacted_thinking", "data": b[1]}])
+        elif not b[2]:
+            # no argument fragments: the start block's input is the whole input
+            yield ToolCallDelta(d.get("index"), None, None, json.dumps(b[1] or {}, ensure_ascii=False, separators=_SEP))
+
+    def message_start(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        msg = d.get("message") or {}
+        if msg.get("model"):
+            yield ModelInfo(msg["model"])
+        u = msg.get("usage")
+        if u:
+            self.take_usage(u, whole=True)
+
+    def message_delta(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        self.stop_reason = (d.get("delta") or {}).get("stop_reason") or self.stop_reason
+        u = d.get("usage")
+        if u:
+            self.take_usage(u, whole=False)
+        return iter(())
+
+    def message_stop(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        return self.close()
+
+    def error(self, d: dict[str, Any]) -> Iterator[Chunk]:
+        raise stream_error(self.p.id, d, secrets=self.p.secrets)
+
+    def end(self) -> Iterator[Chunk]:
+        """The body ended without ``message_stop``."""
+        if self.stop_reason is None:
+            raise cut_short(self.p.id)
+        # a gateway that skipped message_stop: the turn itself was complete
+        yield from self.close()
 
 
 def _usage(fresh: int, cache_read: int, cache_write: int, output: int, thinking: int) -> Usage:

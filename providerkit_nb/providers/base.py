@@ -56,9 +56,10 @@ EFFORTS = ("none", "low", "medium", "high", "max")
 SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class CallOptions:
-    """Per-call options, with the same names on every wire (as the vendor SDKs spell them)."""
+    """Per-call options, with the same names on every wire (as the vendor SDKs spell them);
+    keyword-only, so adding an option never shifts another."""
 
     session_id: str | None = None
     model: str | None = None
@@ -188,6 +189,7 @@ class Provider:
 
     Subclasses implement ``_open(messages, tools, opts) -> ChunkStream``; ``create_stream``
     and ``complete`` handle argument checking so every implementation takes the same names.
+    Wrappers reach the provider they wrap through ``open_stream``, the public seam.
     """
 
     id: str = "provider"
@@ -216,12 +218,23 @@ class Provider:
         on_activity: Callable[[], None] | None = None,
     ) -> ChunkStream:
         opts = CallOptions(
-            session_id, model, effort, max_tokens, temperature, top_p,
-            [stop] if isinstance(stop, str) else stop, tool_choice,
-            parallel_tool_calls, extra_body, json, json_with_tools, service_tier, strip_reasoning,
-            on_activity,
+            session_id=session_id,
+            model=model,
+            effort=effort,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            top_p=top_p,
+            stop=[stop] if isinstance(stop, str) else stop,
+            tool_choice=tool_choice,
+            parallel_tool_calls=parallel_tool_calls,
+            extra_body=extra_body,
+            json=json,
+            json_with_tools=json_with_tools,
+            service_tier=service_tier,
+            strip_reasoning=strip_reasoning,
+            on_activity=on_activity,
         )
-        return self._open(ensure_messages(messages), list(tools) if tools else None, opts)
+        return self.open_stream(ensure_messages(messages), list(tools) if tools else None, opts)
 
     def complete(
         self,
@@ -232,6 +245,14 @@ class Provider:
         """One whole turn. The default streams and collects; wires override it with their
         non-streaming request."""
         return collect_turn(self.create_stream(messages, tools, **options))
+
+    def open_stream(
+        self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions
+    ) -> ChunkStream:
+        """A stream for messages, tools and options already checked (``create_stream`` checks
+        them and comes here; a wrapper passes its own call on to the provider it wraps this
+        way). Nothing is sent until the stream is first read."""
+        return self._open(messages, tools, opts)
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
         raise NotImplementedError

@@ -67,7 +67,7 @@ from ..core.turn import (
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
-from .guard import FrameError  # a required part of a body, named when it is missing
+from .guard import FrameError, cut_short  # FrameError: a required part of a body, when missing
 
 __all__ = [
     "GeminiProvider",
@@ -790,7 +790,7 @@ class _State:
         if self.usage_raw is not None:
             yield self.usage()
         if self.finish is None:
-            raise ProviderError(self.p.id, ErrorKind.NETWORK, f"{self.p.id}: the stream ended before the turn did")
+            raise cut_short(self.p.id)
         fr = self.finish
         if self.n_calls:
             reason = "tool_calls"

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, Error, ProviderError
+from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, Error, ErrorKind, ProviderError
 from ..core.turn import (
     Chunk,
     Finish,
@@ -44,7 +44,7 @@ from ..core.turn import (
     ToolCallDelta,
     UsageUpdate,
 )
-from ..transport.classify import scrub
+from ..transport.scrub import scrub
 from ..transport.sse import SSEEvent, StreamPosition
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "PARSER_FAILURES",
     "CallerRaised",
     "callers_own",
+    "cut_short",
 ]
 
 EXCERPT = 120  # characters of the offending frame quoted in the message
@@ -216,6 +217,12 @@ def numbered(events: Iterable[SSEEvent], pos: StreamPosition, provider: str) -> 
     pos.done = True
     if pos.n == 0:
         raise _empty(provider)
+
+
+def cut_short(provider: str) -> ProviderError:
+    """A body that ended cleanly before the wire's end signal: the connection was cut mid-turn
+    (a network failure, so a retry may ask again)."""
+    return ProviderError(provider, ErrorKind.NETWORK, f"{provider}: the stream ended before the turn did")
 
 
 def _empty(provider: str) -> ProviderError:

@@ -56,7 +56,7 @@ from .base import (
     join_url,
     merge_body,
 )
-from .guard import FrameError, need  # a required part of a frame, named when it is missing or wrong
+from .guard import FrameError, cut_short, need  # need: a required part of a frame
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -482,19 +482,15 @@ class OpenAIChatProvider(WireProvider):
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
         # The hot path: one C-level JSON scan per frame, then a walk over the few keys a
-        # delta actually carries (most carry one) instead of probing for every field.
+        # delta actually carries (most carry only text, read here; the reader takes the rest).
         pid = self.id
         scan = _SCAN
-        openrouter = self._openrouter_host
-        finish: str | None = None
-        done = False
-        model_seen: str | None = None
-        details: list[Any] | None = None
-        ev = None
+        st = _Reader(self)
+        field = st.delta_field
         for ev in events:
             data = ev.data
             if data == "[DONE]":
-                done = True
+                st.done = True
                 break
             if ev.event == "error":  # Groq: an error event, then the connection closes
                 raise stream_error(pid, data, secrets=self.secrets)
@@ -510,8 +506,8 @@ class OpenAIChatProvider(WireProvider):
             if "error" in obj and obj["error"]:
                 raise stream_error(pid, obj, secrets=self.secrets)
             m = obj.get("model")
-            if m and m != model_seen:
-                model_seen = m
+            if m and m != st.model:
+                st.model = m
                 yield ModelInfo(m)
             choices = obj.get("choices")
             if choices:
@@ -528,38 +524,18 @@ class OpenAIChatProvider(WireProvider):
                                 continue
                             if k == "content":
                                 yield TextDelta(v if type(v) is str else _answer_text(v))
-                            elif k == "reasoning_content" or k == "reasoning":
-                                if type(v) is str and not (k == "reasoning" and delta.get("reasoning_content")):
-                                    yield ReasoningDelta(v)
-                            elif k == "tool_calls":
-                                for pos, tc in enumerate(v):
-                                    fn = tc.get("function") or {}
-                                    idx = tc.get("index")
-                                    yield ToolCallDelta(
-                                        pos if idx is None else idx,
-                                        tc.get("id") or None,
-                                        fn.get("name") or None,
-                                        _arguments_text(fn.get("arguments")) if "arguments" in fn else None,
-                                    )
-                            elif k == "reasoning_details" and type(v) is list:
-                                if details is None:
-                                    details = []
-                                _merge_details(details, v)
+                            elif k != "role":
+                                yield from field(k, v, delta)
                     fr = c.get("finish_reason")
                     if fr:
-                        finish = fr
+                        st.finish = fr
             u = obj.get("usage")
             if not u and "x_groq" in obj:
                 xg = obj["x_groq"]
                 u = xg.get("usage") if type(xg) is dict else None
             if u and type(u) is dict:
-                yield UsageUpdate(map_usage(u, openrouter=openrouter))
-        if not done and finish is None:
-            # (an empty body never gets here: the seam reports it, as overload, on every wire)
-            raise ProviderError(pid, ErrorKind.NETWORK, f"{pid}: the stream ended before the turn did")
-        if details:
-            yield ReasoningDetailsDelta(details)
-        yield Finish(FINISH_MAP.get(finish or "stop", "stop"))
+                yield UsageUpdate(map_usage(u, openrouter=st.openrouter))
+        yield from st.end()
 
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
         pid = self.id
@@ -567,13 +543,57 @@ class OpenAIChatProvider(WireProvider):
             raise ProviderError(pid, ErrorKind.OVERLOAD, f"{pid}: the response was not a JSON object")
         if data.get("error"):
             raise stream_error(pid, data, secrets=self.secrets)
+        st = _Reader(self)
         if data.get("model"):
             yield ModelInfo(data["model"])
         choices = data.get("choices") or []
         c = next((x for x in choices if isinstance(x, dict) and x.get("index", 0) == 0), None)
         if c is None:
             raise ProviderError(pid, ErrorKind.OVERLOAD, f"{pid}: the response had no choices")
-        msg = c.get("message") or {}
+        yield from st.message(c.get("message") or {})
+        u = data.get("usage")
+        if isinstance(u, dict):
+            yield UsageUpdate(map_usage(u, openrouter=st.openrouter))
+        yield Finish(FINISH_MAP.get(c.get("finish_reason") or "stop", "stop"))
+
+
+class _Reader:
+    """One turn's reading state, shared by the stream (its loop reads each chunk object's text
+    and model; ``delta_field`` the rest of a delta; ``end``) and the whole response
+    (``message``)."""
+
+    __slots__ = ("p", "openrouter", "finish", "done", "model", "details")
+
+    def __init__(self, provider: OpenAIChatProvider) -> None:
+        self.p = provider
+        self.openrouter = provider._openrouter_host
+        self.finish: str | None = None
+        self.done = False  # the [DONE] line arrived
+        self.model: str | None = None
+        self.details: list[Any] | None = None  # OpenRouter's reasoning_details, merged
+
+    def delta_field(self, k: str, v: Any, delta: dict[str, Any]) -> Iterator[Chunk]:
+        """One non-empty field of a delta other than its text."""
+        if k == "reasoning_content" or k == "reasoning":
+            if type(v) is str and not (k == "reasoning" and delta.get("reasoning_content")):
+                yield ReasoningDelta(v)
+        elif k == "tool_calls":
+            for pos, tc in enumerate(v):
+                fn = tc.get("function") or {}
+                idx = tc.get("index")
+                yield ToolCallDelta(
+                    pos if idx is None else idx,
+                    tc.get("id") or None,
+                    fn.get("name") or None,
+                    _arguments_text(fn.get("arguments")) if "arguments" in fn else None,
+                )
+        elif k == "reasoning_details" and type(v) is list:
+            if self.details is None:
+                self.details = []
+            _merge_details(self.details, v)
+
+    def message(self, msg: dict[str, Any]) -> Iterator[Chunk]:
+        """The whole response's message (the calls are numbered by their place)."""
         r = msg.get("reasoning_content") or msg.get("reasoning")
         if r and isinstance(r, str):
             yield ReasoningDelta(r)
@@ -586,10 +606,14 @@ class OpenAIChatProvider(WireProvider):
         for i, tc in enumerate(msg.get("tool_calls") or []):
             fn = tc.get("function") or {}
             yield ToolCallDelta(i, tc.get("id") or None, fn.get("name") or None, _arguments_text(fn.get("arguments")))
-        u = data.get("usage")
-        if isinstance(u, dict):
-            yield UsageUpdate(map_usage(u, openrouter=self._openrouter_host))
-        yield Finish(FINISH_MAP.get(c.get("finish_reason") or "stop", "stop"))
+
+    def end(self) -> Iterator[Chunk]:
+        if not self.done and self.finish is None:
+            # (an empty body never gets here: the seam reports it, as overload, on every wire)
+            raise cut_short(self.p.id)
+        if self.details:
+            yield ReasoningDetailsDelta(self.details)
+        yield Finish(FINISH_MAP.get(self.finish or "stop", "stop"))
 
 
 # --------------------------------------------------------------------------- importer

@@ -26,7 +26,7 @@ import copy
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,7 +63,7 @@ from ..core.turn import (
 from ..transport.classify import stream_error
 from ..transport.sse import SSEEvent, loads_data
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
-from .guard import need  # a required part of a frame, named when it is missing or wrong
+from .guard import FrameError, cut_short, need  # FrameError, need: a required part, named
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -507,51 +507,12 @@ class ResponsesProvider(WireProvider):
         return stream_error(self.id, payload, secrets=self.secrets)
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
+        # Hot path: text deltas are read here; every other event goes to the reader's method
+        # for its type (the same reader reads a whole non-streamed body).
+        st = _Reader(self)
         loads = loads_data
-        tag = self.replay_tag
-        keep_items = self.replay_reasoning
-        # text parts streamed so far, by (item id, content index): .done snapshots add only tails
-        texts: dict[Any, list[str]] = {}
-        t_iid: Any = None
-        t_ci: Any = None
-        t_parts: list[str] = []
-        # reasoning parts likewise, keyed (item id, "s"|"c", index); a new key after any
-        # reasoning text starts with a blank line
-        thoughts: dict[Any, list[str]] = {}
-        r_key: Any = None
-        r_parts: list[str] = []
-        r_any = False
-        calls: dict[Any, _Call] = {}
-        n_calls = 0
-        a_iid: Any = None
-        a_call: _Call | None = None
-        c: _Call | None  # the call a delta or snapshot belongs to
-        key: Any  # texts/thoughts key: (item id, content index) or (item id, "s"|"c", index)
-        produced = False
-        wall: ProviderError | None = None
-        model: str | None = None
-
-        def reasoning(key: Any, text: str) -> ReasoningDelta:
-            nonlocal r_key, r_parts, r_any
-            sep = False
-            if key != r_key:
-                r_key = key
-                r_parts = thoughts.setdefault(key, [])
-                sep = r_any
-            r_parts.append(text)
-            r_any = True
-            return ReasoningDelta(_SEP + text if sep else text)
-
-        def find_call(obj: dict[str, Any], item: dict[str, Any] | None = None) -> _Call | None:
-            src = item if item is not None else obj
-            for key in (src.get("id") if item is not None else obj.get("item_id"), src.get("call_id")):
-                if key is not None:
-                    c = calls.get(key)
-                    if c is not None:
-                        return c
-            oi = obj.get("output_index")
-            return calls.get(("o", oi)) if oi is not None else None
-
+        handlers = st.handlers
+        text = TextDelta
         for ev in events:
             data = ev.data
             if data == "[DONE]":
@@ -563,193 +524,23 @@ class ResponsesProvider(WireProvider):
             if type(obj) is not dict:
                 continue
             t = obj.get("type") or ev.event
-
-            # hot paths first ------------------------------------------------
             if t == "response.output_text.delta" or t == "response.refusal.delta":
                 d = obj.get("delta")
                 if d:
-                    produced = True
+                    st.produced = True
                     iid = obj.get("item_id")
                     ci = obj.get("content_index", 0)
-                    if iid != t_iid or ci != t_ci:
-                        t_iid, t_ci = iid, ci
-                        t_parts = texts.setdefault((iid, ci), [])
-                    t_parts.append(d)
-                    yield TextDelta(d)
+                    if iid != st.t_iid or ci != st.t_ci:
+                        st.text_run(iid, ci)
+                    st.t_parts.append(d)
+                    yield text(d)
                 continue
-            if t == "response.function_call_arguments.delta":
-                d = obj.get("delta")
-                if d:
-                    produced = True
-                    iid = obj.get("item_id")
-                    if iid is not None and iid == a_iid and a_call is not None:
-                        c = a_call
-                    else:
-                        c = find_call(obj)
-                        if c is None:  # arguments before any skeleton: identity comes at .done
-                            c = _Call(n_calls, None, None, "")
-                            n_calls += 1
-                            calls[iid if iid is not None else ("o", obj.get("output_index"))] = c
-                            if obj.get("output_index") is not None:
-                                calls[("o", obj["output_index"])] = c
-                        a_iid, a_call = iid, c
-                    c.parts.append(d)
-                    yield ToolCallDelta(c.index, None, None, d)
-                continue
-            if t == "response.reasoning_summary_text.delta" or t == "response.reasoning_text.delta":
-                d = obj.get("delta")
-                if d:
-                    produced = True
-                    if t == "response.reasoning_text.delta":
-                        key = (obj.get("item_id"), "c", obj.get("content_index", 0))
-                    else:
-                        key = (obj.get("item_id"), "s", obj.get("summary_index", 0))
-                    yield reasoning(key, d)
-                continue
-
-            # snapshots --------------------------------------------------------
-            if t == "response.output_text.done" or t == "response.refusal.done":
-                key = (obj.get("item_id"), obj.get("content_index", 0))
-                tail = _tail(texts.get(key, ()), obj.get("text") if t == "response.output_text.done" else obj.get("refusal"))
-                if tail:
-                    produced = True
-                    texts.setdefault(key, []).append(tail)
-                    t_iid = None
-                    yield TextDelta(tail)
-                continue
-            if t == "response.reasoning_summary_text.done" or t == "response.reasoning_text.done":
-                if t == "response.reasoning_text.done":
-                    key = (obj.get("item_id"), "c", obj.get("content_index", 0))
-                else:
-                    key = (obj.get("item_id"), "s", obj.get("summary_index", 0))
-                tail = _tail(thoughts.get(key, ()), obj.get("text"))
-                if tail:
-                    produced = True
-                    yield reasoning(key, tail)
-                continue
-            if t == "response.function_call_arguments.done":
-                c = find_call(obj)
-                if c is not None:
-                    tail = _tail(c.parts, obj.get("arguments"))
-                    if tail:
-                        produced = True
-                        c.parts.append(tail)
-                        yield ToolCallDelta(c.index, None, None, tail)
-                continue
-            if t == "response.output_item.added":
-                item = obj.get("item")
-                if not isinstance(item, dict):
-                    continue
-                produced = True
-                if item.get("type") == "function_call":
-                    iid, cid, name = item.get("id"), item.get("call_id"), item.get("name")
-                    seed = item.get("arguments") or ""
-                    c = _Call(n_calls, cid, name, seed)
-                    n_calls += 1
-                    for key in (iid, cid, ("o", obj.get("output_index")) if obj.get("output_index") is not None else None):
-                        if key is not None:
-                            calls[key] = c
-                    yield ToolCallDelta(c.index, cid or None, name or None, seed or None)
-                continue
-            if t == "response.output_item.done":
-                item = obj.get("item")
-                if not isinstance(item, dict):
-                    continue
-                kind = item.get("type")
-                if kind == "function_call":
-                    cid, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
-                    c = find_call(obj, item)
-                    if c is None:
-                        if not cid:
-                            continue  # a call nobody can answer: dropped, not a tool turn
-                        c = _Call(n_calls, cid, name, args or "")
-                        n_calls += 1
-                        calls[cid] = c
-                        if item.get("id"):
-                            calls[item["id"]] = c
-                        produced = True
-                        yield ToolCallDelta(c.index, cid, name or None, args or None)
-                        continue
-                    tail = _tail(c.parts, args)
-                    new_id = cid if cid and cid != c.call_id else None
-                    new_name = name if name and name != c.name else None
-                    if tail:
-                        c.parts.append(tail)
-                    if new_id:
-                        c.call_id = new_id
-                    if new_name:
-                        c.name = new_name
-                    if tail or new_id or new_name:
-                        produced = True
-                        yield ToolCallDelta(c.index, new_id, new_name, tail or None)
-                elif kind == "message":
-                    iid = item.get("id")
-                    for ci, part in enumerate(item.get("content") or ()):
-                        if not isinstance(part, dict):
-                            continue
-                        snap = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
-                        key = (iid, ci)
-                        tail = _tail(texts.get(key, ()), snap)
-                        if tail:
-                            produced = True
-                            texts.setdefault(key, []).append(tail)
-                            t_iid = None
-                            yield TextDelta(tail)
-                elif kind == "reasoning":
-                    iid = item.get("id")
-                    for si, part in enumerate(item.get("summary") or ()):
-                        if isinstance(part, dict):
-                            key = (iid, "s", si)
-                            tail = _tail(thoughts.get(key, ()), part.get("text"))
-                            if tail:
-                                yield reasoning(key, tail)
-                    for ci, part in enumerate(item.get("content") or ()):
-                        if isinstance(part, dict):
-                            key = (iid, "c", ci)
-                            tail = _tail(thoughts.get(key, ()), part.get("text"))
-                            if tail:
-                                yield reasoning(key, tail)
-                    if keep_items and _worth_keeping(item):
-                        yield ReasoningItemsDelta(tag, [item])
-                continue
-
-            # lifecycle --------------------------------------------------------
-            if t == "response.created" or t == "response.in_progress":
-                r = obj.get("response")
-                if isinstance(r, dict) and r.get("model") and r["model"] != model:
-                    model = r["model"]
-                    yield ModelInfo(model)
-                continue
-            if t in ("response.completed", "response.done", "response.incomplete"):
-                r = obj.get("response")
-                if not isinstance(r, dict):
-                    r = {}
-                status = r.get("status")
-                if status == "failed" or r.get("error"):
-                    raise self._failed(r)
-                if r.get("model") and r["model"] != model:
-                    yield ModelInfo(r["model"])
-                u = _usage(r.get("usage"))
-                if u is not None:
-                    yield UsageUpdate(u)
-                if t == "response.incomplete" or status == "incomplete":
-                    yield Finish(_incomplete_reason(r))
-                else:
-                    yield Finish("tool_calls" if n_calls else "stop")
-                return
-            if t == "response.failed":
-                r = obj.get("response")
-                raise self._failed(r if isinstance(r, dict) else {})
-            if t == "error" or t == "response.error":
-                raise self._raise_frame(obj)
-            if t == "codex.rate_limits":
-                wall = _quota_wall(self.id, obj) or wall
-                continue
-            # anything else (content_part.*, summary_part.*, annotations, keep-alives): nothing new
-
-        if wall is not None and not produced:
-            raise wall
-        raise ProviderError(self.id, ErrorKind.NETWORK, f"{self.id}: the stream ended before the turn did")
+            handler = handlers.get(t) if type(t) is str else None
+            if handler is not None:  # anything else (content_part.*, annotations, ...): nothing new
+                yield from handler(obj, t)
+                if st.finished:
+                    return
+        yield from st.end()
 
     # whole response -----------------------------------------------------------
 
@@ -762,39 +553,287 @@ class ResponsesProvider(WireProvider):
             need(data, "output", list, "a list of items")  # a Response always has it (maybe empty)
         if data.get("status") == "failed":
             raise self._failed(data)
-        if data.get("model"):
-            yield ModelInfo(data["model"])
-        n_calls = 0
-        said = False
-        for item in data.get("output") or ():
-            if not isinstance(item, dict):
-                continue
-            kind = item.get("type")
-            if kind == "reasoning":
-                texts = _reasoning_texts(item)
-                if texts:
-                    yield ReasoningDelta((_SEP if said else "") + _SEP.join(texts))
-                    said = True
-                if self.replay_reasoning and _worth_keeping(item):
-                    yield ReasoningItemsDelta(self.replay_tag, [item])
-            elif kind == "message":
-                for part in item.get("content") or ():
-                    if isinstance(part, dict):
-                        text = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
-                        if text:
-                            yield TextDelta(text)
-            elif kind == "function_call":
-                if not item.get("call_id"):
-                    continue
-                yield ToolCallDelta(n_calls, item["call_id"], item.get("name") or None, item.get("arguments") or None)
-                n_calls += 1
-        u = _usage(data.get("usage"))
+        st = _Reader(self, whole=True)
+        yield from st.model_of(data)
+        for n, item in enumerate(data.get("output") or ()):
+            if isinstance(item, dict):
+                yield from st.item(_EMPTY, item, n)  # each item whole: keyed by its place
+        yield from st.close(data, data.get("status") == "incomplete")
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+class _Reader:
+    """One turn's reading state, shared by the stream and the whole response body.
+
+    The stream states things twice (deltas, then ``.done`` snapshots): what was streamed is kept
+    by key so a snapshot adds only its tail. Text runs are keyed (item id, content index),
+    reasoning parts (item id, "s"|"c", index); a new reasoning key after any reasoning text
+    starts with a blank line. Calls are found by item id, then ``call_id``, then output index.
+    """
+
+    __slots__ = (
+        "p", "texts", "t_iid", "t_ci", "t_parts", "thoughts", "r_key", "r_parts", "r_any",
+        "calls", "n_calls", "a_iid", "a_call", "produced", "wall", "model", "finished", "handlers",
+        "whole",
+    )
+
+    def __init__(self, provider: ResponsesProvider, *, whole: bool = False) -> None:
+        self.p = provider
+        self.whole = whole  # reading a whole body: a part's text that is not text is malformed
+        self.texts: dict[Any, list[str]] = {}
+        self.t_iid: Any = None
+        self.t_ci: Any = None
+        self.t_parts: list[str] = []
+        self.thoughts: dict[Any, list[str]] = {}
+        self.r_key: Any = None
+        self.r_parts: list[str] = []
+        self.r_any = False
+        self.calls: dict[Any, _Call] = {}
+        self.n_calls = 0
+        self.a_iid: Any = None
+        self.a_call: _Call | None = None
+        self.produced = False
+        self.wall: ProviderError | None = None
+        self.model: str | None = None
+        self.finished = False
+        self.handlers: dict[Any, Callable[[dict[str, Any], Any], Iterator[Chunk]]] = {
+            "response.function_call_arguments.delta": self.arguments_delta,
+            "response.reasoning_summary_text.delta": self.reasoning_delta,
+            "response.reasoning_text.delta": self.reasoning_delta,
+            "response.output_text.done": self.text_done,
+            "response.refusal.done": self.text_done,
+            "response.reasoning_summary_text.done": self.reasoning_done,
+            "response.reasoning_text.done": self.reasoning_done,
+            "response.function_call_arguments.done": self.arguments_done,
+            "response.output_item.added": self.item_added,
+            "response.output_item.done": self.item_done,
+            "response.created": self.lifecycle,
+            "response.in_progress": self.lifecycle,
+            "response.completed": self.completed,
+            "response.done": self.completed,
+            "response.incomplete": self.completed,
+            "response.failed": self.failed,
+            "error": self.error,
+            "response.error": self.error,
+            "codex.rate_limits": self.rate_limits,
+        }
+
+    # shared pieces ------------------------------------------------------------
+
+    def text_run(self, iid: Any, ci: Any) -> None:
+        self.t_iid, self.t_ci = iid, ci
+        self.t_parts = self.texts.setdefault((iid, ci), [])
+
+    def checked(self, snapshot: Any) -> Any:
+        if self.whole and snapshot and not isinstance(snapshot, str):
+            raise FrameError("'text'", snapshot, "text")
+        return snapshot
+
+    def text_tail(self, key: Any, snapshot: Any) -> Iterator[Chunk]:
+        tail = _tail(self.texts.get(key, ()), self.checked(snapshot))
+        if tail:
+            self.produced = True
+            self.texts.setdefault(key, []).append(tail)
+            self.t_iid = None
+            yield TextDelta(tail)
+
+    def reasoning(self, key: Any, text: str) -> ReasoningDelta:
+        sep = False
+        if key != self.r_key:
+            self.r_key = key
+            self.r_parts = self.thoughts.setdefault(key, [])
+            sep = self.r_any
+        self.r_parts.append(text)
+        self.r_any = True
+        return ReasoningDelta(_SEP + text if sep else text)
+
+    def reasoning_tail(self, key: Any, snapshot: Any) -> Iterator[Chunk]:
+        tail = _tail(self.thoughts.get(key, ()), self.checked(snapshot))
+        if tail:
+            yield self.reasoning(key, tail)
+
+    def find_call(self, obj: dict[str, Any], item: dict[str, Any] | None = None) -> _Call | None:
+        src = item if item is not None else obj
+        for key in (src.get("id") if item is not None else obj.get("item_id"), src.get("call_id")):
+            if key is not None:
+                c = self.calls.get(key)
+                if c is not None:
+                    return c
+        oi = obj.get("output_index")
+        return self.calls.get(("o", oi)) if oi is not None else None
+
+    def new_call(self, call_id: str | None, name: str | None, seed: str, keys: Sequence[Any]) -> _Call:
+        c = _Call(self.n_calls, call_id, name, seed)
+        self.n_calls += 1
+        for key in keys:
+            if key is not None:
+                self.calls[key] = c
+        return c
+
+    def model_of(self, r: dict[str, Any]) -> Iterator[Chunk]:
+        if r.get("model") and r["model"] != self.model:
+            self.model = r["model"]
+            yield ModelInfo(r["model"])
+
+    # deltas -------------------------------------------------------------------
+
+    def arguments_delta(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        d = obj.get("delta")
+        if not d:
+            return
+        self.produced = True
+        iid = obj.get("item_id")
+        c = self.a_call
+        if iid is None or iid != self.a_iid or c is None:
+            c = self.find_call(obj)
+            if c is None:  # arguments before any skeleton: identity comes at .done
+                oi = obj.get("output_index")
+                c = self.new_call(None, None, "", (iid if iid is not None else ("o", oi), ("o", oi) if oi is not None else None))
+            self.a_iid, self.a_call = iid, c
+        c.parts.append(d)
+        yield ToolCallDelta(c.index, None, None, d)
+
+    def reasoning_delta(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        d = obj.get("delta")
+        if d:
+            self.produced = True
+            yield self.reasoning(_reasoning_key(obj, t), d)
+
+    # snapshots ----------------------------------------------------------------
+
+    def text_done(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        snapshot = obj.get("text") if t == "response.output_text.done" else obj.get("refusal")
+        yield from self.text_tail((obj.get("item_id"), obj.get("content_index", 0)), snapshot)
+
+    def reasoning_done(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        key = _reasoning_key(obj, t)
+        tail = _tail(self.thoughts.get(key, ()), obj.get("text"))
+        if tail:
+            self.produced = True
+            yield self.reasoning(key, tail)
+
+    def arguments_done(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        c = self.find_call(obj)
+        if c is not None:
+            tail = _tail(c.parts, obj.get("arguments"))
+            if tail:
+                self.produced = True
+                c.parts.append(tail)
+                yield ToolCallDelta(c.index, None, None, tail)
+
+    def item_added(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        item = obj.get("item")
+        if not isinstance(item, dict):
+            return
+        self.produced = True
+        if item.get("type") == "function_call":
+            cid, name = item.get("call_id"), item.get("name")
+            seed = item.get("arguments") or ""
+            oi = obj.get("output_index")
+            c = self.new_call(cid, name, seed, (item.get("id"), cid, ("o", oi) if oi is not None else None))
+            yield ToolCallDelta(c.index, cid or None, name or None, seed or None)
+
+    def item_done(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        item = obj.get("item")
+        if isinstance(item, dict):
+            yield from self.item(obj, item, item.get("id"))
+
+    def item(self, obj: dict[str, Any], item: dict[str, Any], iid: Any) -> Iterator[Chunk]:
+        """A finished output item (``output_item.done``, or one item of a whole response);
+        ``iid`` keys what was streamed of it."""
+        kind = item.get("type")
+        if kind == "function_call":
+            yield from self.call_item(obj, item)
+        elif kind == "message":
+            for ci, part in enumerate(item.get("content") or ()):
+                if isinstance(part, dict):
+                    snap = part.get("text") if part.get("type") == "output_text" else part.get("refusal")
+                    yield from self.text_tail((iid, ci), snap)
+        elif kind == "reasoning":
+            for si, part in enumerate(item.get("summary") or ()):
+                if isinstance(part, dict):
+                    yield from self.reasoning_tail((iid, "s", si), part.get("text"))
+            for ci, part in enumerate(item.get("content") or ()):
+                if isinstance(part, dict):
+                    yield from self.reasoning_tail((iid, "c", ci), part.get("text"))
+            if self.p.replay_reasoning and _worth_keeping(item):
+                yield ReasoningItemsDelta(self.p.replay_tag, [item])
+
+    def call_item(self, obj: dict[str, Any], item: dict[str, Any]) -> Iterator[Chunk]:
+        cid, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
+        c = None if self.whole else self.find_call(obj, item)  # a whole body streamed nothing
+        if c is None:
+            if not cid:
+                return  # a call nobody can answer: dropped, not a tool turn
+            c = self.new_call(cid, name, args or "", () if self.whole else (cid, item.get("id") or None))
+            self.produced = True
+            yield ToolCallDelta(c.index, cid, name or None, args or None)
+            return
+        tail = _tail(c.parts, args)
+        new_id = cid if cid and cid != c.call_id else None
+        new_name = name if name and name != c.name else None
+        if tail:
+            c.parts.append(tail)
+        if new_id:
+            c.call_id = new_id
+        if new_name:
+            c.name = new_name
+        if tail or new_id or new_name:
+            self.produced = True
+            yield ToolCallDelta(c.index, new_id, new_name, tail or None)
+
+    # lifecycle ----------------------------------------------------------------
+
+    def lifecycle(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        r = obj.get("response")
+        if isinstance(r, dict):
+            yield from self.model_of(r)
+
+    def completed(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        r = obj.get("response")
+        if not isinstance(r, dict):
+            r = {}
+        if r.get("status") == "failed" or r.get("error"):
+            raise self.p._failed(r)
+        yield from self.close(r, t == "response.incomplete")
+
+    def close(self, r: dict[str, Any], incomplete: bool) -> Iterator[Chunk]:
+        """The end of the turn: the final model, usage and the finish reason."""
+        if r.get("model") and r["model"] != self.model:
+            yield ModelInfo(r["model"])
+        u = _usage(r.get("usage"))
         if u is not None:
             yield UsageUpdate(u)
-        if data.get("status") == "incomplete":
-            yield Finish(_incomplete_reason(data))
+        if incomplete or r.get("status") == "incomplete":
+            yield Finish(_incomplete_reason(r))
         else:
-            yield Finish("tool_calls" if n_calls else "stop")
+            yield Finish("tool_calls" if self.n_calls else "stop")
+        self.finished = True
+
+    def failed(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        r = obj.get("response")
+        raise self.p._failed(r if isinstance(r, dict) else {})
+
+    def error(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        raise self.p._raise_frame(obj)
+
+    def rate_limits(self, obj: dict[str, Any], t: str) -> Iterator[Chunk]:
+        self.wall = _quota_wall(self.p.id, obj) or self.wall
+        return iter(())
+
+    def end(self) -> Iterator[Chunk]:
+        """The body ended without ``response.completed``."""
+        if self.wall is not None and not self.produced:
+            raise self.wall
+        raise cut_short(self.p.id)
+
+
+def _reasoning_key(obj: dict[str, Any], t: str) -> tuple[Any, str, Any]:
+    if t == "response.reasoning_text.delta" or t == "response.reasoning_text.done":
+        return (obj.get("item_id"), "c", obj.get("content_index", 0))
+    return (obj.get("item_id"), "s", obj.get("summary_index", 0))
 
 
 # --------------------------------------------------------------------------- importer

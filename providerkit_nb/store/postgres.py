@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.json_input import read_json
+from ..transport.pg import connect, describe_dsn, first_line
 from .base import (
     BaseStore,
     ConversationInfo,
@@ -67,7 +68,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX providerkit_lost_turns_by_conversation ON providerkit_lost_turns (conversation_id, id)",
     ),
-    (  # call marks: whether a call waits for a person's approval or has started (issue 17)
+    (  # call marks: whether a call waits for a person's approval or has started
         """CREATE TABLE IF NOT EXISTS providerkit_call_marks (
             conversation_id TEXT NOT NULL,
             call_id TEXT NOT NULL,
@@ -101,19 +102,6 @@ RETURNING seq, (SELECT seq FROM providerkit_messages
 """
 
 
-def describe_dsn(dsn: str) -> str:
-    """user@host:port/dbname, never the password (a DSN may carry one)."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        d = conninfo_to_dict(dsn)
-    except Exception:
-        return "postgresql://<unparsed dsn>"
-    user = f"{d['user']}@" if d.get("user") else ""
-    port = f":{d['port']}" if d.get("port") else ""
-    return f"postgresql://{user}{d.get('host', '')}{port}/{d.get('dbname', '')}"
-
-
 class PostgresStore(BaseStore):
     """``PostgresStore(dsn, schema=None)``: one connection, thread-safe behind a lock."""
 
@@ -132,12 +120,10 @@ class PostgresStore(BaseStore):
         self.schema = schema
         self._lock = threading.RLock()
         try:
-            self._conn = psycopg.connect(
-                dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
-            )
+            self._conn = connect(dsn, connect_timeout=connect_timeout)
         except psycopg.Error as exc:
             raise StoreError(
-                f"{self.where}: cannot connect ({_first_line(exc)}). Check that the server is "
+                f"{self.where}: cannot connect ({first_line(exc)}). Check that the server is "
                 "running and the DSN is right (scripts/pg-test-server.sh starts a local one)."
             ) from None
         try:
@@ -161,10 +147,10 @@ class PostgresStore(BaseStore):
         pg = self._pg
         if isinstance(exc, pg.errors.LockNotAvailable):
             return StoreLockedError(
-                f"{self.where}: a lock stayed taken while trying to {doing} ({_first_line(exc)}). "
+                f"{self.where}: a lock stayed taken while trying to {doing} ({first_line(exc)}). "
                 "Another client holds a long transaction; finish it or raise lock_timeout."
             )
-        return StoreError(f"{self.where}: failed to {doing} ({_first_line(exc)}). Nothing was "
+        return StoreError(f"{self.where}: failed to {doing} ({first_line(exc)}). Nothing was "
                           "changed by this call.")
 
     @contextmanager
@@ -422,7 +408,3 @@ class PostgresStore(BaseStore):
             if not self.closed:
                 self.closed = True
                 self._conn.close()
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

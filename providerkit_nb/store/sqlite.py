@@ -85,7 +85,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX lost_turns_by_conversation ON lost_turns (conversation_id, id)",
     ),
-    (  # call marks: whether a call waits for a person's approval or has started (issue 17)
+    (  # call marks: whether a call waits for a person's approval or has started
         """CREATE TABLE IF NOT EXISTS call_marks (
             conversation_id TEXT NOT NULL,
             call_id TEXT NOT NULL,
@@ -95,7 +95,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (conversation_id, call_id)
         )""",
     ),
-    (  # duplicates are found from each store object's hash map, not from an index (issue 18)
+    (  # duplicates are found from each store object's hash map, not from an index
         "DROP INDEX IF EXISTS messages_by_hash",
     ),
     (  # usage per turn, kept with the history so the frames read it back after a restart

@@ -335,7 +335,7 @@ def replay_cassette(path: str | Path, transport: str = "httpx") -> Iterator[Repl
 
 
 def _scrubbed(text: str) -> str:
-    from ..transport.classify import scrub
+    from ..transport.scrub import scrub
 
     return scrub(text, ("replay-key",))
 

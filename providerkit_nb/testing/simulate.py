@@ -162,7 +162,7 @@ class _Faulty(Provider):
         self._body = body
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
-        inner = self.inner._open(messages, tools, opts)
+        inner = self.inner.open_stream(messages, tools, opts)
 
         def run(stream: ChunkStream) -> Iterator[Chunk]:
             try:

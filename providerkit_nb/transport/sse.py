@@ -210,7 +210,7 @@ def iter_json_array(chunks: Iterable[bytes], provider: str = "stream") -> Iterat
 
 
 def _not_json(provider: str, why: str, text: str) -> ProviderError:
-    from .classify import scrub  # a key-shaped string in a body never reaches a message
+    from .scrub import scrub  # a key-shaped string in a body never reaches a message
 
     head = scrub(" ".join(text[:200].split()))[:120]
     return ProviderError(

@@ -73,7 +73,7 @@ class BackupModels(Wrapper):
             for pos, model in enumerate(chain, 1):
                 if pos > 1:
                     self._fallback(model, pos, total)
-                s = inner._open(messages, tools, dataclasses.replace(opts, model=model))
+                s = inner.open_stream(messages, tools, dataclasses.replace(opts, model=model))
                 stream.inner = s
                 stream.info["model"] = model
                 stream.info["models_tried"] = pos

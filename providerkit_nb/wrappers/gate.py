@@ -21,9 +21,61 @@ from ..core.turn import Chunk, Turn
 from ..providers.base import CallOptions, ChunkStream, Provider
 from ._base import RelayStream, Wrapper
 
-__all__ = ["Gate", "GateLike", "Slot", "create_gate", "with_gate", "GatedProvider"]
+__all__ = ["Gate", "GateCounts", "GateLike", "Slot", "create_gate", "with_gate", "GatedProvider"]
 
 _RECENT = 256  # waits kept for the views
+
+
+class GateCounts:
+    """What a gate counts for its views: arrivals, grants, timeouts, interruptions and the
+    recent waits. Not locked itself: a gate calls it under its own lock. The in-process ``Gate``
+    and the shared ``PostgresGate`` each keep one."""
+
+    __slots__ = ("arrived", "granted", "timeouts", "interrupted", "max_wait", "recent")
+
+    def __init__(self) -> None:
+        self.arrived = 0
+        self.granted = 0
+        self.timeouts = 0
+        self.interrupted = 0
+        self.max_wait = 0.0
+        self.recent: deque[float] = deque(maxlen=_RECENT)
+
+    def arrive(self) -> int:
+        """Count an arrival; its number (arrivals before it)."""
+        n = self.arrived
+        self.arrived = n + 1
+        return n
+
+    def grant(self, wait: float) -> int:
+        """Count a grant after ``wait`` seconds in line; its number (grants before it)."""
+        n = self.granted
+        self.granted = n + 1
+        self.recent.append(wait)
+        if wait > self.max_wait:
+            self.max_wait = wait
+        return n
+
+    def time_out(self) -> None:
+        self.timeouts += 1
+
+    def interrupt(self) -> None:
+        self.interrupted += 1
+
+    def counts(self) -> dict[str, Any]:
+        """The counters under their ``status()`` names."""
+        return {
+            "arrived": self.arrived,
+            "granted": self.granted,
+            "timeouts": self.timeouts,
+            "interrupted": self.interrupted,
+            "max_wait": self.max_wait,
+        }
+
+    @staticmethod
+    def waits(recent: list[float]) -> dict[str, Any]:
+        """The recent waits (a copy taken under the gate's lock) and their mean."""
+        return {"recent_waits": recent, "mean_wait": sum(recent) / len(recent) if recent else 0.0}
 
 
 class Slot:
@@ -59,17 +111,17 @@ class Slot:
         with g._lock:
             if self.state != "new":
                 raise RuntimeError(f"a gate slot is acquired once (this one is {self.state})")
-            self.arrived = g._arrivals
+            self.arrived = g.counts.arrived
             n = g._take_free_locked()
             if n is not None:  # no wait, so no clock reading either
                 self.state = "held"
                 self.granted = n
                 return True
-            g._arrivals += 1
+            g.counts.arrive()
             self.queued_at = time.monotonic()
             if timeout is not None and timeout <= 0:
                 self.state = "left"
-                g._timeouts += 1
+                g.counts.time_out()
                 return False
             # A private lock, taken now and released by whoever hands us the slot.
             wake = self._wake = threading.Lock()
@@ -87,7 +139,7 @@ class Slot:
             if self.state == "queued":
                 g._waiters.remove(self)
                 self.state = "left"
-                g._timeouts += 1
+                g.counts.time_out()
             return False
 
     def _leave(self, *, interrupted: bool) -> None:
@@ -102,7 +154,7 @@ class Slot:
             else:
                 return
             if interrupted:
-                g._interrupted += 1
+                g.counts.interrupt()
 
     def release(self) -> None:
         """Give the slot back (or leave the queue). Safe to call more than once."""
@@ -133,12 +185,7 @@ class Gate:
         self._lock = threading.Lock()
         self._in_use = 0
         self._waiters: deque[Slot] = deque()
-        self._arrivals = 0
-        self._grants = 0
-        self._timeouts = 0
-        self._interrupted = 0
-        self._max_wait = 0.0
-        self._recent: deque[float] = deque(maxlen=_RECENT)
+        self.counts = GateCounts()
 
     # state -------------------------------------------------------------------
 
@@ -165,21 +212,16 @@ class Gate:
         """A plain dict for the notebook views."""
         with self._lock:
             head = self._waiters[0] if self._waiters else None
-            recent = list(self._recent)
+            recent = list(self.counts.recent)
             d = {
                 "name": self.name,
                 "limit": self._limit,
                 "in_use": self._in_use,
                 "queued": len(self._waiters),
-                "arrived": self._arrivals,
-                "granted": self._grants,
-                "timeouts": self._timeouts,
-                "interrupted": self._interrupted,
-                "max_wait": self._max_wait,
+                **self.counts.counts(),
             }
         d["longest_wait"] = head.wait if head is not None else 0.0
-        d["recent_waits"] = recent
-        d["mean_wait"] = sum(recent) / len(recent) if recent else 0.0
+        d.update(GateCounts.waits(recent))
         return d
 
     # locking -----------------------------------------------------------------
@@ -213,23 +255,15 @@ class Gate:
         """A slot at once if one is free and nobody waits (else None): the grant's number."""
         if self._in_use < self._limit and not self._waiters:
             self._in_use += 1
-            self._arrivals += 1
-            n = self._grants
-            self._grants = n + 1
-            self._recent.append(0.0)
-            return n
+            self.counts.arrive()
+            return self.counts.grant(0.0)
         return None
 
     def _grant_locked(self, slot: Slot) -> None:
         now = time.monotonic()
         slot.state = "held"
         slot.granted_at = now
-        slot.granted = self._grants
-        self._grants += 1
-        wait = now - (slot.queued_at or now)
-        self._recent.append(wait)
-        if wait > self._max_wait:
-            self._max_wait = wait
+        slot.granted = self.counts.grant(now - (slot.queued_at or now))
 
     def _release_locked(self) -> None:
         if self._waiters:  # hand the slot straight to the oldest waiter; in_use is unchanged
@@ -273,7 +307,7 @@ class GatedProvider(Wrapper):
         self.gate = gate
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
-        inner = self.inner._open(messages, tools, opts)  # builds the request; no I/O yet
+        inner = self.inner.open_stream(messages, tools, opts)  # builds the request; no I/O yet
         slot = self.gate.slot()
 
         def body(stream: RelayStream) -> Iterator[Chunk]:

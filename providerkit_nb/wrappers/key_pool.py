@@ -187,7 +187,7 @@ class KeyPoolProvider(Provider):
                 raise self._none_left(None)
             last: BaseException | None = None
             for key in candidates:
-                s = self._provider(key)._open(messages, tools, opts)
+                s = self._provider(key).open_stream(messages, tools, opts)
                 stream.inner = s
                 stream.info["key"] = key.label
                 try:

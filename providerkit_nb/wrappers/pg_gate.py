@@ -39,14 +39,15 @@ from collections import deque
 from typing import Any
 
 from ..core.errors import Error
+from ..transport.pg import connect, describe_dsn, first_line
+from .gate import GateCounts
 
-__all__ = ["PostgresGate", "PostgresSlot", "GateError", "describe_dsn"]
+__all__ = ["PostgresGate", "PostgresSlot", "GateError"]
 
 _OWNER_NS = 0x706B6761  # classid of the owner tokens (two-int4 advisory lock form)
 _ARRIVE_NS = 0x706B6762  # classid of the per-gate insert lock
 _SETUP_LOCK = 0x706B6763  # bigint advisory lock held while creating the tables
 _CHANNEL = "providerkit_gate"
-_RECENT = 256
 
 _SETUP = (
     """CREATE TABLE IF NOT EXISTS providerkit_gates (
@@ -135,23 +136,6 @@ class GateError(Error, RuntimeError):
     """The shared gate's server could not be reached or answered with an error."""
 
 
-def describe_dsn(dsn: str) -> str:
-    """user@host:port/dbname, never the password (a DSN may carry one)."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        d = conninfo_to_dict(dsn)
-    except Exception:
-        return "postgresql://<unparsed dsn>"
-    user = f"{d['user']}@" if d.get("user") else ""
-    port = f":{d['port']}" if d.get("port") else ""
-    return f"postgresql://{user}{d.get('host', '')}{port}/{d.get('dbname', '')}"
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 class PostgresSlot:
     """One caller's ticket: new, queued, held, then released (or left the queue).
 
@@ -229,19 +213,15 @@ class _Hub:
         self._waiting: dict[int, PostgresSlot] = {}  # ticket -> queued slot
         self._early: set[int] = set()  # granted before its slot was registered
         self._gates: dict[str, PostgresGate] = {}
-        idle, interval, count = keepalive
-        options = (f"-c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval} "
-                   f"-c tcp_keepalives_count={count} -c synchronous_commit=off")
         kw: dict[str, Any] = dict(
-            autocommit=True, connect_timeout=5, options=options, keepalives=1,
-            keepalives_idle=idle, keepalives_interval=interval, keepalives_count=count,
+            connect_timeout=5, keepalive=keepalive, settings=[("synchronous_commit", "off")],
             application_name=f"providerkit-gate {self.host[:30]}:{self.pid}",
         )
         try:
-            self._w = psycopg.connect(dsn, **kw)
-            self._l = psycopg.connect(dsn, **kw)
+            self._w = connect(dsn, **kw)
+            self._l = connect(dsn, **kw)
         except psycopg.Error as exc:
-            raise GateError(f"{self.where}: cannot connect for the shared gate ({_first_line(exc)}). "
+            raise GateError(f"{self.where}: cannot connect for the shared gate ({first_line(exc)}). "
                             "Check that the server is running and the DSN is right.") from None
         try:
             with self._w.transaction():
@@ -260,7 +240,7 @@ class _Hub:
             self._l.execute(f"LISTEN {_CHANNEL}")
         except psycopg.Error as exc:
             self.close()
-            raise GateError(f"{self.where}: cannot set up the shared gate's tables ({_first_line(exc)})") from None
+            raise GateError(f"{self.where}: cannot set up the shared gate's tables ({first_line(exc)})") from None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._listen, name="providerkit-gate-listener", daemon=True)
         self._thread.start()
@@ -275,8 +255,7 @@ class _Hub:
             if self.broken:
                 raise GateError(self.broken)
             slot.state = "pending"
-            slot.arrived = gate._arrivals
-            gate._arrivals += 1
+            slot.arrived = gate.counts.arrive()
             slot.queued_at = time.monotonic()
             self._pending.append(slot)
         self._drain()
@@ -308,7 +287,7 @@ class _Hub:
                         self._early.difference_update(early)
                     self._apply([t for t, _, granted in rows if granted] + early)
             except self._pg.Error as exc:
-                self._fail(f"{self.where}: the shared gate failed ({_first_line(exc)})", batch)
+                self._fail(f"{self.where}: the shared gate failed ({first_line(exc)})", batch)
                 raise GateError(self.broken) from None
             except BaseException:  # interrupted mid-insert: tickets may exist that no slot knows
                 self._fail(f"{self.where}: the shared gate was interrupted while queueing", batch)
@@ -340,7 +319,7 @@ class _Hub:
                 s.state = "held"
                 s.granted = t
                 s.granted_at = now
-                s._gate._granted(s.wait)
+                s._gate.counts.grant(s.wait)
                 s._event.set()
 
     def leave(self, slot: PostgresSlot, *, interrupted: bool, keep_granted: bool = False) -> None:
@@ -355,19 +334,20 @@ class _Hub:
                 if slot.state == "queued":
                     self._waiting.pop(ticket or -1, None)
                     slot.state = "left"
-                    slot._gate._timeouts += 0 if interrupted else 1
+                    if not interrupted:
+                        slot._gate.counts.time_out()
                 elif slot.state == "held" and not keep_granted:
                     slot.state = "released"
                 else:
                     return
                 if interrupted:
-                    slot._gate._interrupted += 1
+                    slot._gate.counts.interrupt()
             if ticket is None or self.broken:
                 return  # a dead connection's tickets are dropped by the others' checks
             try:
                 self._w.execute("SELECT providerkit_gate_leave(%s::text, %s::bigint[])", (slot._gate.name, [ticket]))
             except self._pg.Error as exc:
-                self._fail(f"{self.where}: the shared gate failed ({_first_line(exc)})")
+                self._fail(f"{self.where}: the shared gate failed ({first_line(exc)})")
 
     # ---- the listener: wake-ups on release, and a poll for dead processes
 
@@ -390,7 +370,7 @@ class _Hub:
             except Exception as exc:  # noqa: BLE001 - reported to every waiter
                 if self._stop.is_set():
                     return
-                self._fail(f"{self.where}: the shared gate's listener failed ({_first_line(exc)})")
+                self._fail(f"{self.where}: the shared gate's listener failed ({first_line(exc)})")
                 return
 
     def _fail(self, why: str, batch: list[PostgresSlot] | None = None) -> None:
@@ -480,12 +460,7 @@ class PostgresGate:
         self.keepalive = keepalive
         self.where = describe_dsn(dsn)
         self._anonymous: deque[PostgresSlot] = deque()
-        self._arrivals = 0
-        self._grants = 0
-        self._timeouts = 0
-        self._interrupted = 0
-        self._max_wait = 0.0
-        self._recent: deque[float] = deque(maxlen=_RECENT)
+        self.counts = GateCounts()  # this process's arrivals, grants and waits
         self._registered: _Hub | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -544,22 +519,13 @@ class PostgresGate:
         """Connections this process keeps for its shared gates (2 once any gate was used)."""
         return 2 if self._registered is not None and not self._registered.broken else 0
 
-    def _granted(self, wait: float) -> None:
-        self._grants += 1
-        self._recent.append(wait)
-        if wait > self._max_wait:
-            self._max_wait = wait
-
     def status(self) -> dict[str, Any]:
         """The in-process gate's keys (global counts from the server) plus ``quarantined``."""
         held, waiting, quarantined, oldest = self._hub().counts(self.name)
-        recent = list(self._recent)
+        counts, recent = self.counts.counts(), list(self.counts.recent)
         return {
             "name": self.name, "limit": self._limit, "in_use": held, "queued": waiting,
-            "arrived": self._arrivals, "granted": self._grants, "timeouts": self._timeouts,
-            "interrupted": self._interrupted, "max_wait": self._max_wait,
-            "longest_wait": oldest, "recent_waits": recent,
-            "mean_wait": sum(recent) / len(recent) if recent else 0.0,
+            **counts, "longest_wait": oldest, **GateCounts.waits(recent),
             "quarantined": quarantined, "backend": self.where,
         }
 

@@ -159,7 +159,7 @@ class RetryProvider(Wrapper):
                     raise _Stopped
                 attempts += 1
                 stream.info["attempts"] = attempts
-                s = inner_provider._open(messages, tools, opts)
+                s = inner_provider.open_stream(messages, tools, opts)
                 stream.inner = s
                 try:
                     return s, read_head(s)

@@ -195,7 +195,7 @@ class TokenProvider(Provider):
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
         def body(stream: RelayStream) -> Iterator[Chunk]:
             token = self.token_source.get_token()
-            s = self._provider(token)._open(messages, tools, opts)
+            s = self._provider(token).open_stream(messages, tools, opts)
             stream.inner = s
             try:
                 head = read_head(s)
@@ -206,7 +206,7 @@ class TokenProvider(Provider):
                 # Refused before anything streamed: refresh once (unless another caller
                 # already did) and try again.
                 token = self.token_source.get_token(force=True, stale=token)
-                s = self._provider(token)._open(messages, tools, opts)
+                s = self._provider(token).open_stream(messages, tools, opts)
                 stream.inner = s
                 try:
                     head = read_head(s)

@@ -237,7 +237,7 @@ class WatchdogProvider(Wrapper):
         self.require_content = bool(require_content)
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
-        inner = self.inner._open(messages, tools, opts)
+        inner = self.inner.open_stream(messages, tools, opts)
         after_tool_result = bool(messages) and getattr(messages[-1], "role", None) == "tool"
         provider = inner.provider or self.id
 

@@ -14,6 +14,15 @@ from providerkit_nb.core.validate import validate_history
 from providerkit_nb.notebook.approval import ApprovalWidget
 from providerkit_nb.testing import simulate
 
+# the exact texts, pinned here (not imported from the code under test)
+DENIED = (
+    "The user declined this call, so it did not run. Do not call it again unless the user asks you to."
+)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+
 TWO_CALLS = [("read_file", {"path": "a.txt"}), ("write_file", {"path": "b.txt"})]
 
 
@@ -68,11 +77,11 @@ def test_a_denial_is_saved_as_the_result_with_the_fixed_text_and_the_tool_never_
     convo.send("go")
 
     assert [n for n, _ in ws.ran] == ["read_file"]
-    assert _tool_results(store.load("c"))["call_2"] == approval.DENIED_TEXT
-    assert "declined" in approval.DENIED_TEXT and "unless the user asks" in approval.DENIED_TEXT
+    assert _tool_results(store.load("c"))["call_2"] == DENIED
+    assert "declined" in DENIED and "unless the user asks" in DENIED
     # the model read the denial under the call's id in the next request
     told = [m for m in provider.requests[1] if m.role == "tool" and m.tool_call_id == "call_2"]
-    assert [m.content for m in told] == [approval.DENIED_TEXT]
+    assert [m.content for m in told] == [DENIED]
     assert store.call_marks("c")["call_2"].detail == {"decision": "denied"}
     assert validate_history(store.load("c")) == []
 
@@ -130,7 +139,7 @@ def test_stop_while_asking_leaves_the_call_pending_and_a_restart_asks_again(stor
     assert ws.ran[-1] == ("write_file", {"path": "b.txt"})
     sent = _tool_results(provider.requests[1])
     assert sent["call_2"] == "wrote b.txt"
-    assert pk.INTERRUPTED_MAY_HAVE_RUN not in sent.values()
+    assert MAY_HAVE_RUN not in sent.values()
 
 
 def test_a_new_message_while_a_call_waits_tells_the_model_it_did_not_run(store, ws):
@@ -200,7 +209,7 @@ def test_the_widget_answers_for_the_conversation(store, ws, action):
     assert "write_file" in wid.header.value and "b.txt" in wid.arguments_html.value
     assert all(b.disabled for b in wid.buttons)  # one answer per question
     result = _tool_results(store.load("c"))["call_2"]
-    expected = {"approve": "wrote b.txt", "deny": approval.DENIED_TEXT}.get(action)
+    expected = {"approve": "wrote b.txt", "deny": DENIED}.get(action)
     if expected is not None:
         assert result == expected
     else:

@@ -12,6 +12,16 @@ from providerkit_nb.conversation import approval
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.testing import simulate
 
+# the exact texts, pinned here (not imported from the code under test)
+ENTERED = (
+    "[Entered by the user: this call was interrupted before it returned; the user checked what "
+    "happened and wrote the following.]"
+)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+
 
 def _interrupted(store: Any, ws: Any, answer: str = "carrying on") -> tuple[Any, Any]:
     """A conversation whose write_file call was stopped mid-run (a real KeyboardInterrupt)."""
@@ -36,7 +46,7 @@ def test_it_ran_records_the_users_note_as_the_result_and_resume_sends_it(store, 
     assert [r.id for r in convo.approval.open_interrupted()] == ["call_2"]
     saved = convo.settle("call_2", "ran", note="  It wrote b.txt, 12 bytes.  ")
 
-    assert saved.content == f"{approval.ENTERED_BY_USER}\nIt wrote b.txt, 12 bytes."
+    assert saved.content == f"{ENTERED}\nIt wrote b.txt, 12 bytes."
     assert store.load("c")[-1].to_dict() == saved.to_dict()
     assert convo.interrupted == [] and validate_history(convo.repaired.messages) == []
     assert store.call_marks("c")["call_2"].detail == {"settled": "ran", "by": "user"}

@@ -381,7 +381,7 @@ def test_pending_call_the_conversation_went_past_is_repaired_like_any_other():
     out = pk.repair_history(history, pending={"w1"})
     assert out.pending == []
     assert [c.id for c in out.interrupted] == ["w1"]
-    assert out.messages[3].content == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert out.messages[3].content == RUN
 
 
 def test_pending_names_only_what_it_names():

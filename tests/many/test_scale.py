@@ -1,6 +1,6 @@
 """Many conversations on a Dask cluster of 2 worker processes, one PostgresGate, one stub provider.
 
-Cases of issue 16 (full sizes behind ``--soak``; the default run uses smaller ones so the module
+Scale cases (full sizes behind ``--soak``; the default run uses smaller ones so the module
 stays around a minute on two busy cores):
 (a) conversations x 3 turns, no faults; (b) the same with one worker SIGKILLed mid-run and a
 quarantine at least the stub's delay; (d) many 1-turn conversations; (e) two workers given the

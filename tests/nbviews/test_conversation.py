@@ -1,4 +1,4 @@
-"""The Conversation facade: the loop of the guide, with real stores.
+"""The Conversation facade: the durable tool loop, with real stores.
 
 The provider here is simulate.ScriptedProvider (the project's own deterministic teaching
 provider, which streams chunks we wrote): these tests are about the order of saves and what a
@@ -13,10 +13,18 @@ import io
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.conversation import DENIED_TEXT
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.stream import ChunkStream, TextDelta
 from providerkit_nb.testing import simulate
+
+# the exact texts, pinned here (not imported from the code under test)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+DENIED = (
+    "The user declined this call, so it did not run. Do not call it again unless the user asks you to."
+)
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -172,7 +180,7 @@ def test_resume_reruns_only_read_only_calls_when_asked(store):
     convo.resume(rerun_read_only=True)
     assert ran == ["read"]  # never the write
     sent = {m.tool_call_id: m.content for m in provider.requests[0] if m.role == "tool"}
-    assert sent == {"c_r": "# Hi", "c_w": pk.INTERRUPTED_MAY_HAVE_RUN}
+    assert sent == {"c_r": "# Hi", "c_w": MAY_HAVE_RUN}
 
 
 def test_max_steps_bounds_a_model_that_never_stops_calling(store):
@@ -239,7 +247,7 @@ def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_
     out = capsys.readouterr().out
     assert "write_file" in out and "Declined, then." in out and turn.message.content == "Declined, then."
     result = [m for m in store.load("h") if m.role == "tool"][0]
-    assert result.content == DENIED_TEXT
+    assert result.content == DENIED
     assert pk.Conversation(store, "h", provider, tools).view() is not None
 
 

@@ -1,4 +1,4 @@
-"""Conversation additions of issue 19 against a real Chat server on 127.0.0.1: send(json=)
+"""Conversation options against a real Chat server on 127.0.0.1: send(json=)
 returns the parsed answer beside the turn, a UsageTracker per conversation with a budget that
 stops send before a call, and compact=True (on a context error, and when the window is nearly
 full) leaving a history every rule accepts - also after a reload from the store."""
@@ -13,11 +13,13 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.compaction import parse_context_overflow
-from providerkit_nb.core.compaction import SUMMARY_PREFIX
 from providerkit_nb.core.usage import BudgetExceeded
 from providerkit_nb.stream import Usage
 
 from .chat_server import ChatServer, Refuse, _frame, call_answer, text_answer
+
+# the exact texts, pinned here (not imported from the code under test)
+SUMMARY = "[Earlier conversation, summarized]\n\n"
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -155,7 +157,7 @@ def test_compact_on_a_context_error_summarises_and_goes_on(tmp_path: Any) -> Non
         assert "tools" not in summary_req
         roles = [m["role"] for m in retried["messages"]]
         assert roles[:2] == ["system", "user"]
-        assert retried["messages"][1]["content"] == SUMMARY_PREFIX + "They asked six questions."
+        assert retried["messages"][1]["content"] == SUMMARY + "They asked six questions."
         assert retried["messages"][-1]["content"] == "and now?"  # the newest message is kept
         assert len(json.dumps(retried)) < len(json.dumps(srv.requests[0]))
         assert pk.validate_history(c.repaired.messages) == []
@@ -175,7 +177,7 @@ def test_compact_when_the_last_prompt_nearly_filled_the_window() -> None:
         assert c.compactions == 0 and len(srv.requests) == 1
         assert c.send("second").message.content == "next"
         assert c.compactions == 1
-        assert srv.requests[2]["messages"][1]["content"] == SUMMARY_PREFIX + "summary"
+        assert srv.requests[2]["messages"][1]["content"] == SUMMARY + "summary"
 
 
 def test_compaction_never_orphans_a_tool_result() -> None:

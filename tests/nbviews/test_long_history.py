@@ -9,18 +9,26 @@ import pytest
 
 import providerkit_nb as pk
 from bench.repair import make_history
-from providerkit_nb.conversation import approval
-from providerkit_nb.core import repair as R
 from providerkit_nb.notebook import frames
 from providerkit_nb.notebook.widgets import (
-    CONTEXT,
-    LAST,
-    PAGE_ROWS,
     HistoryView,
     payload_bytes,
     select_rows,
 )
 from providerkit_nb.testing import simulate
+
+# the view's page: 100 rows, each touched row with 2 rows of context, the last 10 messages
+PAGE_ROWS, CONTEXT, LAST = 100, 2, 10
+
+# the exact texts, pinned here (not imported from the code under test)
+ENTERED = (
+    "[Entered by the user: this call was interrupted before it returned; the user checked what "
+    "happened and wrote the following.]"
+)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
 
 MB = 1_000_000
 
@@ -93,7 +101,7 @@ def test_huge_messages_are_cut_in_the_table_and_kept_in_the_frame():
     view = HistoryView(history)
     assert payload_bytes(view.root) < 20_000
     assert "<b>" not in view.before.value  # escaped, as every transcript text is
-    assert view.frame().shape == (2, len(frames.HISTORY_COLUMNS))
+    assert view.frame().shape == (2, 7)  # the seven history columns
 
 
 def test_pages_and_filters_reach_every_row(long_history):
@@ -110,11 +118,11 @@ def test_pages_and_filters_reach_every_row(long_history):
     assert shown and all(long_history[i].role == "tool" for i in shown)
     view.role.value = "all"
     view.repair()
-    view.kind.value = R.RENAMED_CALL
+    view.kind.value = "renamed_call"
     marks = view.highlights()
     after = _indexes(view.after.value)
-    assert after == sorted(i for i, k in marks.items() if k == R.RENAMED_CALL)[:PAGE_ROWS]
-    assert view.after.value.count(f'data-change="{R.RENAMED_CALL}"') == len(after)
+    assert after == sorted(i for i, k in marks.items() if k == "renamed_call")[:PAGE_ROWS]
+    assert view.after.value.count('data-change="renamed_call"') == len(after)
 
 
 def test_select_rows_keeps_a_short_history_whole_and_merges_overlapping_context():
@@ -169,7 +177,7 @@ def test_the_three_actions_in_the_view_save_and_refresh(how):
     if how == "ran":
         row.note.value = "It wrote N.md."
         row.ran_button.click()
-        assert store.load("c")[-1].content == f"{approval.ENTERED_BY_USER}\nIt wrote N.md."
+        assert store.load("c")[-1].content == f"{ENTERED}\nIt wrote N.md."
     elif how == "run":
         row.run_button.click()
         assert workspace.get("N.md") == "x" and store.load("c")[-1].role == "tool"

@@ -13,6 +13,12 @@ from providerkit_nb.core import repair as R
 from providerkit_nb.notebook import StoreBrowser, gate_frame
 from providerkit_nb.testing import simulate
 
+# the exact texts, pinned here (not imported from the code under test)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+
 
 def _broken() -> list:
     return [
@@ -50,7 +56,7 @@ def test_repair_button_shows_repaired_rows_highlighted_by_kind():
     assert view.status.value.startswith("repaired: 2 change(s), 1 interrupted call(s)")
     inter = view.interrupted_frame()
     assert list(inter["name"]) == ["write_file"] and list(inter["read_only"]) == [False]
-    assert inter.loc[0, "note"] == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert inter.loc[0, "note"] == MAY_HAVE_RUN
 
 
 def test_role_filter_limits_the_rows_shown():
@@ -103,7 +109,7 @@ def test_turns_and_changes_frames():
     out = t.loc[0, "output_tokens"]
     assert t.loc[0, "cost_usd"] == pytest.approx((100 * 1.0 + out * 2.0) / 1e6)
     ch = pk.changes_frame(pk.repair_history(_broken()))
-    assert set(ch["kind"]) == {R.ADDED_RESULT, R.RESULT_TO_NOTE}
+    assert set(ch["kind"]) == {"added_interrupted_result", "result_to_note"}
 
 
 def test_gate_frame_reads_a_gate():

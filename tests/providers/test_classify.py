@@ -1,7 +1,7 @@
 """Error classification: order, wording families, Retry-After forms, in-band frames, scrubbing.
 
-Wordings are the providers' own (peers-and-pain-points section 4, the behaviour reference's
-quirk table and the recorded error bodies)."""
+Wordings are the providers' own, as their APIs word them in error bodies (several read from
+the recordings in this repository)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,13 @@ import pytest
 
 import providerkit_nb.errors as pk_errors
 from providerkit_nb.core.errors import ErrorKind, ProviderError, is_retryable
-from providerkit_nb.transport.classify import (
-    as_provider_error,
-    classify,
-    http_error,
+from providerkit_nb.transport.classify import as_provider_error, classify, http_error, stream_error
+from providerkit_nb.transport.retry_after import (
     rate_limit_info,
     retry_after_from_body,
     retry_after_from_headers,
-    scrub,
-    stream_error,
 )
+from providerkit_nb.transport.scrub import scrub
 
 NOW = 1_800_000_000.0
 

@@ -97,7 +97,7 @@ def test_corrupted_signatures():
     assert _rules(msgs) == [("gemini.corrupted_thought_signature", 1)] * 2
     ok = [UserMessage("go"), AssistantMessage("", tool_calls=[ToolCall("a", "f", "{}", "Ep-_w9==")]), ToolMessage("a", "f", "1")]
     assert rules.check(ok) == []  # the URL-safe alphabet is base64 too
-    bypass = [UserMessage("go"), AssistantMessage("", tool_calls=[ToolCall("a", "f", "{}", rules.BYPASS_SIGNATURE)]), ToolMessage("a", "f", "1")]
+    bypass = [UserMessage("go"), AssistantMessage("", tool_calls=[ToolCall("a", "f", "{}", "skip_thought_signature_validator")]), ToolMessage("a", "f", "1")]
     assert rules.check(bypass) == []
 
 

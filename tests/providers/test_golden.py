@@ -37,7 +37,7 @@ from providerkit_nb.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from providerkit_nb.core.repair import INTERRUPTED_MAY_HAVE_RUN, repair_history
+from providerkit_nb.core.repair import repair_history
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import Turn, Usage, collect_turn
 from providerkit_nb.core.validate import WIRES, validate_history
@@ -47,6 +47,12 @@ from providerkit_nb.providers.factory import preset
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+
+# the exact texts, pinned here (not imported from the code under test)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
 
 WIRE_NAMES = tuple(DIALECTS)
 
@@ -394,7 +400,7 @@ def _history() -> list[Any]:
     ]
 
 
-INTERRUPTED = ToolMessage("call_r2", "save_note", INTERRUPTED_MAY_HAVE_RUN)
+INTERRUPTED = ToolMessage("call_r2", "save_note", MAY_HAVE_RUN)
 
 
 @pytest.fixture(scope="module")
@@ -431,7 +437,7 @@ CHAT_MESSAGES = [
     {"role": "assistant", "content": "Checking birds.", "tool_calls": [
         _chat_call("call_r1", "search", '{"q":"birds"}'), _chat_call("call_r2", "save_note", '{"text":"pets"}')]},
     {"role": "tool", "tool_call_id": "call_r1", "content": "1 bird"},
-    {"role": "tool", "tool_call_id": "call_r2", "content": INTERRUPTED_MAY_HAVE_RUN},
+    {"role": "tool", "tool_call_id": "call_r2", "content": MAY_HAVE_RUN},
     {"role": "user", "content": "Go on."},
     {"role": "assistant", "content": "Counted.", "tool_calls": [
         _chat_call("fc_g1", "search", '{"q":"fish"}'), _chat_call("fc_g2", "search", '{"q":"frogs"}')]},
@@ -494,7 +500,7 @@ RESPONSES_INPUT = [
     _fc("call_r1", "search", '{"q":"birds"}'),
     _fc("call_r2", "save_note", '{"text":"pets"}'),
     _out("call_r1", "1 bird"),
-    _out("call_r2", INTERRUPTED_MAY_HAVE_RUN),
+    _out("call_r2", MAY_HAVE_RUN),
     {"role": "user", "content": "Go on."},
     _said("Counted."),
     _fc("fc_g1", "search", '{"q":"fish"}'),
@@ -544,7 +550,7 @@ ANTHROPIC_MESSAGES = [
     {"role": "assistant", "content": [
         _text("Checking birds."), _use("call_r1", "search", {"q": "birds"}), _use("call_r2", "save_note", {"text": "pets"})]},
     # tool results first, then the user's words, in one user turn
-    {"role": "user", "content": [_result("call_r1", "1 bird"), _result("call_r2", INTERRUPTED_MAY_HAVE_RUN), _text("Go on.")]},
+    {"role": "user", "content": [_result("call_r1", "1 bird"), _result("call_r2", MAY_HAVE_RUN), _text("Go on.")]},
     {"role": "assistant", "content": [_text("Counted."), _use("fc_g1", "search", {"q": "fish"}), _use("fc_g2", "search", {"q": "frogs"})]},
     {"role": "user", "content": [_result("fc_g1", "0 fish"), _result("fc_g2", "4 frogs")]},
     {"role": "assistant", "content": [_text("6 pets, 4 frogs.")]},
@@ -589,7 +595,7 @@ GEMINI_CONTENTS = [
     {"role": "model", "parts": [
         {"text": "Checking birds."}, _call("call_r1", "search", {"q": "birds"}), _call("call_r2", "save_note", {"text": "pets"})]},
     # the responses answer the call turn; the user's words are a turn of their own
-    {"role": "user", "parts": [_response("call_r1", "search", "1 bird"), _response("call_r2", "save_note", INTERRUPTED_MAY_HAVE_RUN)]},
+    {"role": "user", "parts": [_response("call_r1", "search", "1 bird"), _response("call_r2", "save_note", MAY_HAVE_RUN)]},
     {"role": "user", "parts": [{"text": "Go on."}]},
     {"role": "model", "parts": [
         {"text": "Counted.", "thoughtSignature": G_TEXT_SIG},  # the signature back on the part it came with

@@ -24,13 +24,12 @@ from providerkit_nb.core.messages import (
     UserMessage,
     dumps,
 )
-from providerkit_nb.core.rules.openai_responses import REASONING_WITHOUT_FOLLOWER, check, check_wire
+from providerkit_nb.core.rules.openai_responses import check, check_wire
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.openai_responses import (
-    MAX_REPLAY_BYTES,
     ResponsesProvider,
     from_responses_input,
     is_strict_schema,
@@ -251,8 +250,11 @@ def test_reasoning_items_come_first_in_their_turn_whole_and_with_summary():
     assert msgs[1].reasoning_items.items[0] == item  # the stored history is not touched
 
 
+REPLAY_LIMIT = 8 * 1024 * 1024  # the documented replay budget
+
+
 def test_replay_budget_is_newest_first_within_8_mib_and_older_turns_lose_theirs_first():
-    big = MAX_REPLAY_BYTES // 2 - 1000  # two of these fit, three do not
+    big = REPLAY_LIMIT // 2 - 1000  # two of these fit, three do not
     msgs = [UserMessage("q0"), turn_with("openai-responses", rs("rs_small", 10)),
             UserMessage("q1"), turn_with("openai-responses", rs("rs_old", big)),
             UserMessage("q2"), turn_with("openai-responses", rs("rs_mid", big)),
@@ -260,7 +262,7 @@ def test_replay_budget_is_newest_first_within_8_mib_and_older_turns_lose_theirs_
     items = body(msgs)["input"]
     assert _reasoning_ids(items) == ["rs_mid", "rs_new"]  # rs_small is older than a dropped turn
     sent = sum(len(json.dumps([i], separators=(",", ":"))) for i in items if i.get("type") == "reasoning")
-    assert sent <= MAX_REPLAY_BYTES
+    assert sent <= REPLAY_LIMIT
     # the turns that lost their reasoning still send their text
     assert sum(1 for i in items if i.get("role") == "assistant") == 4
 
@@ -292,7 +294,7 @@ def test_the_builder_itself_never_leaves_reasoning_without_a_follower():
             UserMessage("b")]
     items = p.build_request(msgs, None, CallOptions(), stream=True).body["input"]  # no repair on purpose
     assert _reasoning_ids(items) == []
-    assert not [x for x in check_wire(items) if x.rule == REASONING_WITHOUT_FOLLOWER]
+    assert not [x for x in check_wire(items) if x.rule == "responses.reasoning_without_follower"]
 
 
 def test_a_duplicated_turn_does_not_send_its_reasoning_twice():

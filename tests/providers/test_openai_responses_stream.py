@@ -2,7 +2,7 @@
 
 Each stream is written out as SSE and served by httpx.MockTransport (in random small pieces
 where the split matters), so the whole path runs: transport, SSE reader, parser, assembler.
-The shapes follow the behaviour reference's event table (servers without item ids, snapshots
+The shapes are the Responses events as servers send them (servers without item ids, snapshots
 that restate or complete what streamed, done-only calls, the ChatGPT backend's frames).
 """
 

@@ -1,4 +1,4 @@
-"""The small request rows of issue 19: service_tier, strip_reasoning when effort is none, and
+"""Small request options: service_tier, strip_reasoning when effort is none, and
 on_activity on every byte read - request bodies checked field by field, refusals checked to
 happen before any request reaches a real local server."""
 
@@ -166,3 +166,10 @@ def test_anthropic_leaves_the_choice_to_its_thinking_table() -> None:
     assert kept[0] == {"type": "thinking", "thinking": "plan", "signature": "s1"}
     stripped = _body(p, h, effort="none", strip_reasoning=True)["messages"][1]["content"]
     assert [b["type"] for b in stripped] == ["tool_use"]
+
+
+def test_call_options_are_keyword_only():
+    # a new option must never shift another: positional construction is refused
+    with pytest.raises(TypeError):
+        CallOptions("conv-1")  # type: ignore[misc]
+    assert CallOptions(session_id="conv-1").session_id == "conv-1"

@@ -1,5 +1,5 @@
-"""json= on every wire: the request fields, checked field by field against the reference's
-mapping, and against the one shared recording that carries a structured-output request
+"""json= on every wire: the request fields, checked field by field against each vendor's
+documented field names, and against the one shared recording that carries a structured-output request
 (Gemini, mirascope). The other three wires have no such recording: their round trips start
 from constructed request bodies, labelled as such below."""
 

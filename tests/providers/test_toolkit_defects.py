@@ -1,4 +1,4 @@
-"""Four defects of issue 19, each pinned by a test that failed before its fix.
+"""Four defects, each pinned by a test that failed before its fix.
 
 - Gemini ignored the default ``effort=`` given to the constructor (the other wires used it).
 - The ``google-openai`` preset built ``.../v1beta/openai/v1/chat/completions``.
@@ -59,7 +59,7 @@ def test_gemini_uses_a_registry_connection_effort() -> None:
 
 # ------------------------------------------------------------- every preset's URL
 
-# From the preset table of the reference (section 7) and each wire's endpoint rule.
+# Each vendor's documented endpoint, by the wire's endpoint rule.
 EXPECTED_URLS = {
     "openai": "https://api.openai.com/v1/chat/completions",
     "deepseek": "https://api.deepseek.com/chat/completions",
@@ -94,7 +94,7 @@ def test_every_preset_url(name: str) -> None:
     path = urlsplit(url).path
     assert "//" not in path and "/v1/v1" not in path
     assert path.count("/v1") <= 1, url  # one version segment, never two
-    assert url == EXPECTED_URLS[name], f"{name}: add its expected URL here from the reference"
+    assert url == EXPECTED_URLS[name], f"{name}: add its expected URL here from the vendor's documentation"
 
 
 def test_a_version_segment_inside_the_base_path_counts() -> None:

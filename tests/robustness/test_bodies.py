@@ -13,7 +13,7 @@ import pytest
 from local_server import LocalServer
 
 import providerkit_nb as pk
-from providerkit_nb.core.errors import MALFORMED_CODE, MALFORMED_KIND, ProviderError, is_retryable
+from providerkit_nb.core.errors import ProviderError, is_retryable
 from providerkit_nb.core.messages import MessageFormatError
 from providerkit_nb.messages import loads
 from providerkit_nb.transport.classify import http_error, stream_error
@@ -48,7 +48,7 @@ def test_a_damaged_gzip_body_is_a_malformed_response_over_httpx(stream: bool) ->
     p = pk.openai(model="m", api_key=KEY, transport=_mock(200, _damaged_gzip(), **{"content-encoding": "gzip"}))
     with pytest.raises(ProviderError) as ei:
         _outcome(p, stream)
-    assert ei.value.provider == "openai" and ei.value.kind is MALFORMED_KIND
+    assert ei.value.provider == "openai" and ei.value.kind == "overload"
     assert "could not be decompressed" in str(ei.value)
 
 
@@ -88,7 +88,7 @@ def test_the_malformed_error_names_wire_event_type_field_and_keeps_the_partial()
         _outcome(p)
     err = ei.value
     assert str(err).startswith("anthropic stream event 4 (content_block_delta): 'delta' missing")
-    assert err.kind is MALFORMED_KIND and err.code == MALFORMED_CODE and is_retryable(err)
+    assert err.kind == "overload" and err.code == "malformed_response" and is_retryable(err)
     assert err.partial.message.content == "Hel" and not err.partial.finished
     assert KEY not in str(err) and KEY not in (err.body or "")
 

@@ -26,7 +26,7 @@ CANON = dict(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def canon(m: pk.Message) -> str:
-    # independent of the store: the encoding DESIGN.md fixes
+    # independent of the store: the canonical JSON encoding every store writes
     return json.dumps(m.to_dict(), **CANON)
 
 

@@ -1,4 +1,4 @@
-"""Duplicate detection in NotebookStore without an index on the hash (issue 18).
+"""Duplicate detection in NotebookStore without an index on the hash.
 
 Each store object keeps a map of the conversation's hashes; these tests check that the answer
 (``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when another
@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import providerkit_nb as pk
-from providerkit_nb.store.sqlite import APPLICATION_ID, MIGRATIONS, NotebookStore
+from providerkit_nb.store.sqlite import MIGRATIONS, NotebookStore
 
 
 def _column(path: Path, cid: str) -> list[tuple[int, int | None]]:
@@ -89,7 +89,7 @@ def test_file_from_before_the_change(tmp_path: Path) -> None:
             for stmt in MIGRATIONS[number]:
                 c.execute(stmt)
         c.execute("PRAGMA user_version = 2")
-        assert c.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert c.execute("PRAGMA application_id").fetchone()[0] == 0x706B6E62  # "pknb"
         from providerkit_nb.store.base import encode_message
 
         for seq, m in enumerate(msgs, 1):
@@ -100,7 +100,7 @@ def test_file_from_before_the_change(tmp_path: Path) -> None:
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 1
     s = NotebookStore(path)
     with s:
-        assert s.schema_version == len(MIGRATIONS)
+        assert s.schema_version == 3
         assert s.load("c") == msgs
         assert s.save("c", pk.UserMessage("a")).duplicate_of == 3
         assert s.save("c", pk.AssistantMessage("b")).duplicate_of == 2

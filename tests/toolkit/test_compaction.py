@@ -18,8 +18,11 @@ from providerkit_nb.compaction import (
     parse_context_overflow,
     pick_cut,
 )
-from providerkit_nb.core.compaction import SUMMARY_PREFIX, message_tokens
+from providerkit_nb.core.compaction import message_tokens
 from providerkit_nb.core.errors import ErrorKind, ProviderError
+
+# the exact texts, pinned here (not imported from the code under test)
+SUMMARY = "[Earlier conversation, summarized]\n\n"
 
 NAMES = ["read_file", "grep"]
 
@@ -68,7 +71,7 @@ def test_pick_cut_moves_back_past_tool_results() -> None:
 def test_apply_compaction_shape() -> None:
     h = [pk.SystemMessage("sys"), pk.UserMessage("old"), pk.AssistantMessage("old answer"), pk.UserMessage("new")]
     out = apply_compaction(h, 3, "they said old things")
-    assert out == [pk.SystemMessage("sys"), pk.UserMessage(SUMMARY_PREFIX + "they said old things"), pk.UserMessage("new")]
+    assert out == [pk.SystemMessage("sys"), pk.UserMessage(SUMMARY + "they said old things"), pk.UserMessage("new")]
     with pytest.raises(ValueError, match="outside"):
         apply_compaction(h, 9, "x")
 
@@ -107,7 +110,7 @@ def test_no_cut_of_a_valid_history_gives_one_validate_history_refuses(h: list[pk
 
 # --------------------------------------------------------------------------- overflow numbers
 
-# Wordings from the reference (4.4) and as the providers word them in their API error bodies.
+# Wordings as the providers word them in their API error bodies.
 OVERFLOWS = [
     # Anthropic, with max_tokens
     ("input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000, decrease input length "

@@ -1,5 +1,5 @@
-"""cost_usd and UsageTracker, with expectations worked out from the reference's formula
-(section 8.1) by hand, not read back from the code."""
+"""cost_usd and UsageTracker, with expectations worked out by hand from the rates each
+test states, not read back from the code."""
 
 from __future__ import annotations
 

@@ -18,6 +18,13 @@ from providerkit_nb.core.messages import AssistantMessage, ToolMessage, UserMess
 
 from .conftest import FIXTURES, cut, raw_lines
 
+# the exact texts, pinned here (not imported from the code under test)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+READ_ONLY_NOTE = "This call was interrupted before it returned. It changed nothing, so it is safe to call again."
+
 
 def _blocks(line: dict[str, Any]) -> list[dict[str, Any]]:
     c = (line.get("message") or {}).get("content")
@@ -248,4 +255,4 @@ def test_an_interrupted_read_only_tool_is_said_to_be_safe_to_repeat(tmp_path):
     said = {r.original_id: r.read_only for r in report.interrupted}
     assert said == {"toolu_r": True, "toolu_w": False}
     notes = {r.original_id: r.note for r in report.interrupted}
-    assert notes["toolu_r"] == pk.INTERRUPTED_READ_ONLY and notes["toolu_w"] == pk.INTERRUPTED_MAY_HAVE_RUN
+    assert notes["toolu_r"] == READ_ONLY_NOTE and notes["toolu_w"] == MAY_HAVE_RUN

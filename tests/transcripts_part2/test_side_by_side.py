@@ -10,14 +10,19 @@ import pytest
 
 from providerkit_nb import validate_history  # loads the wire adapter its rules need
 from providerkit_nb.core.repair import (
-    INTERRUPTED_MAY_HAVE_RUN,
-    INTERRUPTED_READ_ONLY,
     repair_history,
 )
 from providerkit_nb.transcripts import load
 from providerkit_nb.transcripts.base import Source
 
 from .conftest import need
+
+# the exact texts, pinned here (not imported from the code under test)
+MAY_HAVE_RUN = (
+    "This call was interrupted before it returned. It may have partly run, so check its effect "
+    "before calling it again."
+)
+READ_ONLY_NOTE = "This call was interrupted before it returned. It changed nothing, so it is safe to call again."
 
 pytestmark = pytest.mark.interop
 
@@ -86,7 +91,7 @@ def test_one_fixed_text_there_read_only_aware_texts_here() -> None:
     texts = {p.tool_call_id: p.content for p in _returns(theirs)}
     assert texts["r"] == texts["w"]  # one text whatever the tool did
     by_id = {i.id: i.note for i in ours.interrupted}
-    assert by_id == {"r": INTERRUPTED_READ_ONLY, "w": INTERRUPTED_MAY_HAVE_RUN}
+    assert by_id == {"r": READ_ONLY_NOTE, "w": MAY_HAVE_RUN}
 
 
 def test_change_list_here_silent_there() -> None:

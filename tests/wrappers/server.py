@@ -630,6 +630,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._headers()
         for frame in wire.start(model):
             self._chunk(frame)
+        self._stream_body(b, wire)
+
+    def _stream_body(self, b: Any, wire: _Wire) -> None:
+        """What follows the stream's opening frames, as the behaviour says."""
         if isinstance(b, Ok):
             pieces = self._pieces(b.text, b.pieces)
             for i, piece in enumerate(pieces):

@@ -226,3 +226,17 @@ def test_gate_complete_holds_a_slot_for_the_whole_call(server):
 def test_gate_is_not_a_semaphore():
     assert not isinstance(pk.create_gate(1), threading.Semaphore)
     assert isinstance(pk.create_gate(1), Gate)
+
+
+def test_gate_counts_number_arrivals_and_grants_and_keep_the_longest_wait():
+    # the counters both gates (in-process and PostgreSQL) report through status()
+    from providerkit_nb.wrappers.gate import GateCounts
+
+    c = GateCounts()
+    assert [c.arrive(), c.arrive(), c.arrive()] == [0, 1, 2]
+    assert [c.grant(0.5), c.grant(0.25)] == [0, 1]
+    c.time_out()
+    c.interrupt()
+    assert c.counts() == {"arrived": 3, "granted": 2, "timeouts": 1, "interrupted": 1, "max_wait": 0.5}
+    assert GateCounts.waits([0.5, 0.25]) == {"recent_waits": [0.5, 0.25], "mean_wait": 0.375}
+    assert GateCounts.waits([]) == {"recent_waits": [], "mean_wait": 0.0}

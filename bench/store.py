@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import providerkit_nb as pk
-from bench.harness import print_rows, row
+from bench.harness import HOW_PG, print_rows, row
 from providerkit_nb.core.messages import dump_message
 from providerkit_nb.store.base import encode_message
 
@@ -253,7 +253,7 @@ def run(
         if not dsn:
             rows.append(row("postgres append p50 (not measured: PROVIDERKIT_PG_DSN is not set)", None, None,
                             target=f"< {TARGET}x floor",
-                            note='eval "$(scripts/pg-test-server.sh start)" starts a local server'))
+                            note=HOW_PG))
         else:
             schema = f"pk_bench_{uuid.uuid4().hex[:8]}"
             store = pk.PostgresStore(dsn, schema=schema)

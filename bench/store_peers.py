@@ -45,7 +45,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import fmt, print_rows, row
+from bench.harness import HOW_PG, fmt, print_rows, row
 from bench.store_peers_kinds import KINDS, worker_command
 
 __all__ = ["run", "markdown"]
@@ -260,7 +260,7 @@ def run(n: int = 2000, rounds: int = 3, slow_n: int = 1000, slow_rounds: int = 1
         if not dsn:
             rows.append(row("postgres peers (not measured: PROVIDERKIT_PG_DSN is not set)", None, None,
                             target="< 1x (ahead)",
-                            note='eval "$(scripts/pg-test-server.sh start)" starts a local server'))
+                            note=HOW_PG))
         else:
             rows += _postgres(dsn, n, rounds, pg_slow_n, slow_rounds, loads)
     finally:

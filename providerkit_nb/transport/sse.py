@@ -16,23 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
+from ..core.fastjson import loads as _fast_loads
 
 __all__ = ["SSEEvent", "StreamPosition", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
 
 MAX_FRAME_BYTES = 8 * 1024 * 1024
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-try:  # the fast-json extra: about 2.5x cheaper per event than the standard library's scanner
-    from orjson import loads as _orjson_loads
-except ImportError:  # pragma: no cover - depends on the environment
-    _orjson_loads = None
-
-# Where orjson's answer would differ from the standard library's: it reads an integer beyond 64
-# bits as a float, and only such an integer has 20 digits in a row (19 for a negative one below
-# -2**63). Digits are mapped to "0" and everything else to " ", so one substring test finds a
-# run of 19 digits, and such a text goes to the standard parser.
-_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
-_LONG_RUN = b"0" * 19
 
 
 def _std_loads(data: str) -> Any:
@@ -47,18 +36,9 @@ def _std_loads(data: str) -> Any:
 
 def loads_data(data: str) -> Any:
     """``json.loads`` for one event's data, the same values, cheaper: orjson when it is
-    installed and the text is plain JSON it reads alike, else the standard library's scanner.
-    Text orjson refuses (NaN, a lone surrogate, a float beyond range) or might read otherwise
-    (a 19-digit run) goes to the standard parser, so what it accepts and what it returns do not
-    depend on whether orjson is installed."""
-    if _orjson_loads is not None:
-        try:
-            raw = data.encode()
-            if _LONG_RUN not in raw.translate(_DIGITS):
-                return _orjson_loads(raw)
-        except ValueError:  # orjson's JSONDecodeError, or a lone surrogate that cannot encode
-            pass
-    return _std_loads(data)
+    installed and trusted with the text (``core.fastjson``), else the standard library's
+    scanner; errors are the usual ValueError."""
+    return _fast_loads(data, _std_loads)
 
 
 @dataclass(slots=True)

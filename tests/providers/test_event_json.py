@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from providerkit_nb.core import fastjson
 from providerkit_nb.transport import sse
 
 
@@ -18,9 +19,9 @@ from providerkit_nb.transport import sse
 def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "orjson":
         orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
-        monkeypatch.setattr(sse, "_orjson_loads", orjson.loads)
+        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
     else:
-        monkeypatch.setattr(sse, "_orjson_loads", None)
+        monkeypatch.setattr(fastjson, "_orjson_loads", None)
     return str(request.param)
 
 

@@ -112,6 +112,12 @@ SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?3 ORDER B
 """
 
 
+# Files this process has opened and checked (identity, schema, journal mode), by (device, inode):
+# a store opened again in the same process (a re-run cell, a worker's next task) skips the checks
+# when the file's header agrees (see ``NotebookStore._open``).
+_CHECKED: set[tuple[int, int]] = set()
+_APPLICATION_ID_BYTES = APPLICATION_ID.to_bytes(4, "big")  # at offset 68 (user_version: at 60)
+
 # One autocommit statement. An INSERT takes SQLite's write lock when it starts (waiting through
 # the busy timeout, exactly like BEGIN IMMEDIATE), so max(seq) is read under that lock and the
 # new seq can never be taken twice, even by another process. duplicate_of (kept on the row)
@@ -244,6 +250,7 @@ class NotebookStore(BaseStore):
         # a save holds only what this object saw, and a hash missing from it is looked up in
         # the index.
         self._seen: dict[str, tuple[int, dict[str, int], bool]] = {}
+        self._sync_pending = False
         self._conn = self._open()
 
     def __repr__(self) -> str:
@@ -268,12 +275,24 @@ class NotebookStore(BaseStore):
             raise self._fail(StoreError, "its folder does not exist", "Create the folder or pass "
                              "another path.")
         exists = st is not None and st.st_size > 0
-        wal = False
+        wal = known = False
         if exists:
+            assert st is not None
             with open(p, "rb") as f:
-                header = f.read(20)
+                header = f.read(72)
             head = header[: len(SQLITE_MAGIC)]
             wal = header[18:20] == b"\x02\x02"  # the file format versions of a WAL database
+            # Checked before by this process, and its header still says: our application id,
+            # the current schema (user_version), WAL. Then the checks are not repeated. (In WAL
+            # mode the header can lag the last commits; a newer version migrating the file from
+            # another process meanwhile is the one change it could miss; damage done since the
+            # first open is found by the first statement, with the same error.)
+            known = (
+                (st.st_dev, st.st_ino) in _CHECKED
+                and wal
+                and header[60:64] == len(MIGRATIONS).to_bytes(4, "big")
+                and header[68:72] == _APPLICATION_ID_BYTES
+            )
             if head != SQLITE_MAGIC:
                 raise self._fail(
                     NotAStoreError,
@@ -288,16 +307,21 @@ class NotebookStore(BaseStore):
         except sqlite3.Error as exc:
             raise self._translate(exc, "open") from exc
         try:
+            if known:  # nothing to read now: synchronous is set before this object's first statement
+                self._sync_pending = True
+                return conn
             version = self._check_identity(conn, exists)
             if not wal:  # WAL mode is kept in the file; setting it again costs a lock and a read
                 self._switch_to_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             self._migrate(conn, version)
+            st = os.stat(p)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error):
                 raise self._translate(exc, "open") from exc
             raise
+        _CHECKED.add((st.st_dev, st.st_ino))
         return conn
 
     def _switch_to_wal(self, conn: sqlite3.Connection) -> None:
@@ -409,6 +433,15 @@ class NotebookStore(BaseStore):
         return self._fail(StoreError, f"failed to {doing} ({text})", "Nothing was changed by this call.")
 
     # ---- plumbing
+
+    def _check_open(self) -> None:
+        super()._check_open()
+        if self._sync_pending:  # a file opened before by this process (see _open)
+            try:
+                self._conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            except sqlite3.Error as exc:
+                raise self._translate(exc, "open") from exc
+            self._sync_pending = False
 
     @contextmanager
     def _read(self, doing: str) -> Iterator[sqlite3.Connection]:

@@ -45,9 +45,11 @@ def test_pragmas_and_identity(tmp_path):
     assert raw.execute("PRAGMA user_version").fetchone()[0] == len(sqlite_mod.MIGRATIONS)
     raw.close()
     with NotebookStore(p, synchronous="full") as s:
+        s.load("c")  # a file this process opened before: set with the first statement
         assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
         assert "synchronous='FULL'" in repr(s)
     with NotebookStore(p) as s:
+        s.load("c")
         assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     with pytest.raises(ValueError, match="synchronous"):
         NotebookStore(p, synchronous="OFF")
@@ -141,8 +143,15 @@ def test_corrupt_schema_page_refused_on_open(tmp_path):
         s._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _corrupt(p, 100, 3996)  # page 1 after the header: the schema table
     before = digest(p)
+    fresh = tmp_path / "copy.sqlite"  # a file this process has not opened: refused on open
+    fresh.write_bytes(p.read_bytes())
     with pytest.raises(StoreCorruptError, match="damaged"):
-        NotebookStore(p)
+        NotebookStore(fresh)
+    assert digest(fresh) == before
+    # the file this process opened before is refused by its first statement, unchanged too
+    with pytest.raises(StoreCorruptError, match="damaged"):
+        with NotebookStore(p) as s:
+            s.load("c")
     assert digest(p) == before
 
 

@@ -16,8 +16,11 @@ from typing import Any
 
 __all__ = ["loads"]
 
+_orjson_loads: Callable[[bytes], Any] | None
 try:
-    from orjson import loads as _orjson_loads
+    from orjson import loads as _found
+
+    _orjson_loads = _found
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson_loads = None
 

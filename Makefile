@@ -26,14 +26,15 @@ test: $(STAMP)
 wheel-check: $(STAMP)
 	scripts/check_wheel.sh $(PY)
 
-# The peers it compares against (the `bench` extra) and the same throwaway PostgreSQL server as
+# The peers it compares against (the `bench` extra; `fast-json` too, as a user who reads large
+# transcripts would have it) and the same throwaway PostgreSQL server as
 # .ci/run (unless PROVIDERKIT_PG_DSN names one), stopped however the run ends; without a server
 # the PostgreSQL rows say why. A MISS fails the run; a row that could not run is information
 # only. BENCH_ARGS: e.g. BENCH_ARGS='--only stream'.
 BENCH_STAMP := $(VENV)/.installed-bench
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,bench]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,bench,fast-json]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

@@ -51,8 +51,13 @@ def run_wire(wire: str, chunks: int = 20000, rounds: int = 7, peer_rounds: int =
         med = interleave(readers, rounds, fewer={n: peer_rounds for n in readers if n not in ("floor", "ours")})
     ours = med["ours"]
 
+    from providerkit_nb.core import fastjson
+
+    parser = "orjson (fast-json extra)" if fastjson._orjson_loads is not None else "json (stdlib)"
+
     def note(other: str) -> str:
-        return f"wall {ours.wall * 1e3:.0f} ms vs {med[other].wall * 1e3:.0f} ms; stream {srv.size / 2**20:.1f} MiB"
+        return (f"wall {ours.wall * 1e3:.0f} ms vs {med[other].wall * 1e3:.0f} ms; stream {srv.size / 2**20:.1f} MiB; "
+                f"ours parses events with {parser}")
 
     rows = [row(f"stream {wire} {chunks} chunks vs floor (httpx iter_lines + json.loads)", ours.cpu,
                 med["floor"].cpu, target=f"<= {FLOOR_LIMIT}x floor", limit=FLOOR_LIMIT, note=note("floor"))]

@@ -26,8 +26,27 @@ test: $(STAMP)
 wheel-check: $(STAMP)
 	scripts/check_wheel.sh $(PY)
 
-bench: $(STAMP)
-	$(PY) -m bench
+# The peers it compares against (the `bench` extra; `fast-json` too, as a user who reads large
+# transcripts would have it) and the same throwaway PostgreSQL server as
+# .ci/run (unless PROVIDERKIT_PG_DSN names one), stopped however the run ends; without a server
+# the PostgreSQL rows say why. A MISS fails the run; a row that could not run is information
+# only. BENCH_ARGS: e.g. BENCH_ARGS='--only stream'.
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,bench,fast-json]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	@set -e; \
+	if [ -n "$${PROVIDERKIT_PG_DSN:-}" ]; then \
+		echo "make bench: using the PostgreSQL server of PROVIDERKIT_PG_DSN" >&2; \
+	elif pg="$$(scripts/pg-test-server.sh start)"; then \
+		eval "$$pg"; trap 'scripts/pg-test-server.sh stop "$$PROVIDERKIT_PG_DIR"' EXIT; \
+	else \
+		echo "make bench: no local PostgreSQL (see above); its rows will say so" >&2; \
+	fi; \
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

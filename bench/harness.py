@@ -18,9 +18,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["Server", "Timing", "WireBench", "interleave", "row", "print_rows"]
+__all__ = ["HOW_BENCH", "HOW_PG", "Server", "Timing", "WireBench", "interleave", "row", "print_rows"]
 
 WRITE = 16384
+
+# What a row that could not run says about enabling it (``make bench`` does both).
+HOW_BENCH = "make bench installs it (or: pip install -e '.[bench]')"
+HOW_PG = ('make bench starts a local server (or: eval "$(scripts/pg-test-server.sh start)", '
+          "which sets PROVIDERKIT_PG_DSN)")
 
 
 def _serve(builder: Callable[..., bytes], args: tuple[Any, ...], port_q: Any) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.harness import interleave, print_rows, row
+from bench.harness import HOW_BENCH, interleave, print_rows, row
 
 OURS = "providerkit_nb"
 PEERS = ("openai", "anthropic", "litellm")
@@ -93,7 +93,8 @@ def run(rounds: int = 9, peer_rounds: int = 3) -> list[dict[str, Any]]:
                            note=f"the imports alone (minus python -c pass): {(ours - bare) * 1e3:.0f} ms vs "
                                 f"{(med[p] - bare) * 1e3:.0f} ms"))
         else:
-            out.append(row(f"import {OURS} vs import {p} (not installed)", ours, None, target="< 1x peer"))
+            out.append(row(f"import {OURS} vs import {p} (not installed)", ours, None, target="< 1x peer",
+                           note=HOW_BENCH))
     return out
 
 

@@ -31,7 +31,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import print_rows, row
+from bench.harness import HOW_PG, print_rows, row
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,7 +139,8 @@ def run(conversations: int = 200, turns: int = 3, slots: int = 16, delay: float 
         acquires: int = 500) -> list[dict[str, Any]]:
     dsn = os.environ.get("PROVIDERKIT_PG_DSN")
     if not dsn:
-        return [row("scale (not measured: PROVIDERKIT_PG_DSN is not set)", None, None, target="info")]
+        return [row("scale (not measured: PROVIDERKIT_PG_DSN is not set)", None, None, target="info",
+                    note=HOW_PG)]
     rows: list[dict[str, Any]] = []
     p50, p99 = _acquire_p50(dsn, acquires)
     rows.append(row("PostgresGate acquire+release, uncontended, p50", p50, None, target="< 5 ms",

@@ -11,9 +11,10 @@ hits all alike. Target: p50 within 1.5x of the floor. Two more contenders show w
 goes: the bare INSERT of already encoded text, and our store's own statement given pre-encoded
 text (seq, indexes); encode_message alone is timed too.
 
-Duplicate detection reads a conversation's hashes once per store object (with its load, or at
-its first save there) and keeps them in a map, so a save needs no hash index and no lookup;
-the one-off cost of that read for a 2,000-message conversation is a row of its own.
+Duplicate detection keeps a map of a conversation's hashes per store object (complete after a
+load); a store object that saves without a load looks a hash it has not seen up in the hash
+index. The first save to a 2,000-message conversation from a new object against a later save
+is a row of its own (target: within 10x).
 
 Load: ``load()`` of a 10,000-message conversation (rows decoded to message objects) against
 the floor of selecting the same bodies and ``json.loads`` of each (informational).
@@ -38,11 +39,12 @@ from pathlib import Path
 from typing import Any
 
 import providerkit_nb as pk
-from bench.harness import print_rows, row
+from bench.harness import HOW_PG, print_rows, row
 from providerkit_nb.core.messages import dump_message
 from providerkit_nb.store.base import encode_message
 
 TARGET = 1.5
+DUP_LIMIT = 10.0
 LOAD_SIZE = 10_000
 
 
@@ -169,15 +171,21 @@ def _append_rows(
 
 
 def dup_row(name: str, make: Callable[[], Any], msgs: list[pk.Message], size: int = 2000) -> dict[str, Any]:
-    """What duplicate detection costs off the hot path: the first save to an existing
-    conversation from a new store object reads its hashes once (against a later save)."""
+    """The first save to an existing conversation from a new store object (two index lookups:
+    the last seq, the latest row with the same hash) against a later save."""
     cid = f"dup-{uuid.uuid4().hex[:8]}"
     store = make()
     for m in msgs[:size]:
         store.save(cid, m)
     store.close()
+    # Another connection keeps the -wal file in place: when the last connection to a file
+    # closes, SQLite checkpoints and deletes it, and the next first write of any connection
+    # re-creates it (a few ms of file creation, whatever the store does); this row measures
+    # what a save does itself, so that cost stays out of both figures.
+    keeper = sqlite3.connect(store.path)
+    keeper.execute("SELECT count(*) FROM conversations").fetchone()
     firsts, laters = [], []
-    for i in range(3):
+    for i in range(5):
         store = make()
         t0 = time.perf_counter()
         store.save(cid, msgs[i])
@@ -186,10 +194,11 @@ def dup_row(name: str, make: Callable[[], Any], msgs: list[pk.Message], size: in
         store.save(cid, msgs[i + 1])
         laters.append(time.perf_counter() - t0)
         store.close()
-    return row(f"{name} first save to a {size:,}-message conversation (reads its hashes) vs a later save",
-               statistics.median(firsts), statistics.median(laters),
-               note="the one-off cost of keeping duplicate detection off the hot path, paid only "
-               "when a store object saves to a conversation it has not loaded (load() fills the map)")
+    keeper.close()
+    return row(f"{name} first save to a {size:,}-message conversation vs a later save",
+               statistics.median(firsts), statistics.median(laters), target=f"< {DUP_LIMIT:g}x later save",
+               limit=DUP_LIMIT, note="a new store object, no load(): the seq and the hash are looked up in indexes; the -wal "
+               "file kept by another connection (its re-creation after every connection closed is not the save's)")
 
 
 def encode_row(msgs: list[pk.Message], n: int = 2000) -> dict[str, Any]:
@@ -253,7 +262,7 @@ def run(
         if not dsn:
             rows.append(row("postgres append p50 (not measured: PROVIDERKIT_PG_DSN is not set)", None, None,
                             target=f"< {TARGET}x floor",
-                            note='eval "$(scripts/pg-test-server.sh start)" starts a local server'))
+                            note=HOW_PG))
         else:
             schema = f"pk_bench_{uuid.uuid4().hex[:8]}"
             store = pk.PostgresStore(dsn, schema=schema)

@@ -1,7 +1,8 @@
 """The contenders of ``bench/store_peers.py``: each store recorded through its own public API.
 
 One class per store, all with the same four steps: ``open`` (what the library does before its
-first read or write of an existing file), ``record`` (one message of the conversation, durable
+first read or write of an existing file; timed twice in a fresh process, the second time after
+a ``close``, as a re-run cell or a worker's next task opens it again), ``record`` (one message of the conversation, durable
 when it returns), ``load`` (the whole conversation back as the library's own objects) and
 ``close``. Each runs in a worker process of its own (``python -m bench.store_peers_kinds``), so
 a load or an open is measured in a fresh process, and no library's imports, threads or caches
@@ -205,8 +206,7 @@ class AgentsSession(Kind):
         return sum(1 for it in items if it.get("type") != "function_call")
 
     def close(self) -> None:
-        self.session.close()
-        self.loop.close()
+        self.session.close()  # the event loop stays: the store may be opened again (load_run)
 
 
 # --------------------------------------------------------------------------- simonw/llm
@@ -445,6 +445,10 @@ def load_run(kind: Kind, n: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     kind.open()
     opened = time.perf_counter() - t0
+    kind.close()
+    t0 = time.perf_counter()  # opened again in the same process (a re-run cell, a worker's next task)
+    kind.open()
+    reopened = time.perf_counter() - t0
     ready = getattr(kind, "ready", None)
     if ready is not None:
         ready()
@@ -454,7 +458,7 @@ def load_run(kind: Kind, n: int) -> dict[str, Any]:
     kind.close()
     if got != n:
         raise SystemExit(f"{kind.label}: loaded {got} messages, expected {n}")
-    return {"open": opened, "load": loaded}
+    return {"open": opened, "reopen": reopened, "load": loaded}
 
 
 def worker_command(kind: str, step: str, target: str, n: int) -> list[str]:

@@ -90,6 +90,7 @@ _FINISH = {
 _BUDGET = {"low": 2048, "medium": 8192, "high": 16384, "max": 32768}
 _MIN_BUDGET = 1024  # Claude refuses a smaller thinking budget
 _SEP = (",", ":")
+_dump_args = json.JSONEncoder(ensure_ascii=False, separators=_SEP).encode  # json.dumps without a new encoder per call
 
 
 # --------------------------------------------------------------------------- model table
@@ -833,7 +834,7 @@ def _import_assistant(content: Any, where: str, provider: str, names: dict[str, 
         elif bt == "redacted_thinking":
             items.append(dict(b))
         elif bt == "tool_use":
-            args = json.dumps(b.get("input") or {}, ensure_ascii=False, separators=_SEP)
+            args = _dump_args(b.get("input") or {})
             calls.append(ToolCall(b.get("id", ""), b.get("name", ""), args))
             names[b.get("id", "")] = b.get("name", "")
         else:

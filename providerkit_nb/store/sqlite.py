@@ -107,8 +107,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX IF NOT EXISTS turn_usage_by_conversation ON turn_usage (conversation_id, id)",
     ),
+    (  # ... and, before a store object has read a conversation, from this index: the
+       # first save to a long conversation looks up one hash instead of reading every row
+        "CREATE INDEX IF NOT EXISTS messages_by_hash ON messages (conversation_id, hash, seq)",
+    ),
 )
 
+# The last seq of a conversation and the latest earlier row with one hash, both from an index.
+_LAST_AND_DUP = """
+SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?3 ORDER BY seq DESC LIMIT 1),
+       (SELECT seq FROM messages WHERE conversation_id = ?1 AND hash = ?2 AND seq < ?3
+        ORDER BY seq DESC LIMIT 1)
+"""
+
+
+# Files this process has opened and checked (identity, schema, journal mode), by (device, inode):
+# a store opened again in the same process (a re-run cell, a worker's next task) skips the checks
+# when the file's header agrees (see ``NotebookStore._open``).
+_CHECKED: set[tuple[int, int]] = set()
+_APPLICATION_ID_BYTES = APPLICATION_ID.to_bytes(4, "big")  # at offset 68 (user_version: at 60)
 
 # One autocommit statement. An INSERT takes SQLite's write lock when it starts (waiting through
 # the busy timeout, exactly like BEGIN IMMEDIATE), so max(seq) is read under that lock and the
@@ -182,8 +199,12 @@ class NotebookStore(BaseStore):
         self.synchronous = sync
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        # conversation id -> (last seq seen, hash -> latest seq): duplicate detection off the hot path
-        self._seen: dict[str, tuple[int, dict[str, int]]] = {}
+        # conversation id -> (last seq seen, hash -> latest seq, whether the map holds every row):
+        # duplicate detection off the hot path. A map made by load() is complete; one started by
+        # a save holds only what this object saw, and a hash missing from it is looked up in
+        # the index.
+        self._seen: dict[str, tuple[int, dict[str, int], bool]] = {}
+        self._sync_pending = False
         self._conn = self._open()
 
     @staticmethod
@@ -212,12 +233,24 @@ class NotebookStore(BaseStore):
             raise self._fail(StoreError, "its folder does not exist", "Create the folder or pass "
                              "another path.")
         exists = st is not None and st.st_size > 0
-        wal = False
+        wal = known = False
         if exists:
+            assert st is not None
             with open(p, "rb") as f:
-                header = f.read(20)
+                header = f.read(72)
             head = header[: len(SQLITE_MAGIC)]
             wal = header[18:20] == b"\x02\x02"  # the file format versions of a WAL database
+            # Checked before by this process, and its header still says: our application id,
+            # the current schema (user_version), WAL. Then the checks are not repeated. (In WAL
+            # mode the header can lag the last commits; a newer version migrating the file from
+            # another process meanwhile is the one change it could miss; damage done since the
+            # first open is found by the first statement, with the same error.)
+            known = (
+                (st.st_dev, st.st_ino) in _CHECKED
+                and wal
+                and header[60:64] == len(MIGRATIONS).to_bytes(4, "big")
+                and header[68:72] == _APPLICATION_ID_BYTES
+            )
             if head != SQLITE_MAGIC:
                 raise self._fail(
                     NotAStoreError,
@@ -232,16 +265,21 @@ class NotebookStore(BaseStore):
         except sqlite3.Error as exc:
             raise self._translate(exc, "open") from exc
         try:
+            if known:  # nothing to read now: synchronous is set before this object's first statement
+                self._sync_pending = True
+                return conn
             version = self._check_identity(conn, exists)
             if not wal:  # WAL mode is kept in the file; setting it again costs a lock and a read
                 self._switch_to_wal(conn)
             conn.execute(f"PRAGMA synchronous={self.synchronous}")
             self._migrate(conn, version)
+            st = os.stat(p)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, sqlite3.Error):
                 raise self._translate(exc, "open") from exc
             raise
+        _CHECKED.add((st.st_dev, st.st_ino))
         return conn
 
     def _switch_to_wal(self, conn: sqlite3.Connection) -> None:
@@ -354,6 +392,15 @@ class NotebookStore(BaseStore):
 
     # ---- plumbing
 
+    def _check_open(self) -> None:
+        super()._check_open()
+        if self._sync_pending:  # a file opened before by this process (see _open)
+            try:
+                self._conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            except sqlite3.Error as exc:
+                raise self._translate(exc, "open") from exc
+            self._sync_pending = False
+
     @contextmanager
     def _read(self, doing: str) -> Iterator[sqlite3.Connection]:
         with self._lock:
@@ -392,23 +439,30 @@ class NotebookStore(BaseStore):
             self._check_open()
             try:
                 seen = self._seen.get(conversation_id)
-                if seen is None:  # first save to it from this object: one read of its hashes
-                    seen = self._seen[conversation_id] = self._hashes(conversation_id)
-                last, hashes = seen
-                dup = hashes.get(digest)
+                if seen is None:  # first save to it from this object: two index lookups
+                    last, dup = self._last_and_dup(conversation_id, digest)
+                    hashes: dict[str, int] = {}
+                    complete = last == 0  # a new conversation: the empty map is all of it
+                else:
+                    last, hashes, complete = seen
+                    dup = hashes.get(digest)
+                    if dup is None and not complete:
+                        dup = self._last_and_dup(conversation_id, digest, last + 1)[1]
                 seq = last + 1
                 try:
                     self._conn.execute(_INSERT_NEXT, (conversation_id, seq, _ts(at), digest, text, dup))
                 except sqlite3.IntegrityError:
                     # Another connection wrote to (or deleted) this conversation since we last
-                    # looked: take the next seq under the write lock, read the hashes again and
-                    # correct the row's duplicate_of if that changes the answer.
+                    # looked: take the next seq under the write lock, look the hash up again
+                    # and correct the row's duplicate_of if that changes the answer; from now
+                    # on the map is partial.
                     seq = self._conn.execute(
                         _INSERT, (conversation_id, _ts(at), digest, text, dup)
                     ).fetchone()[0]
-                    last, hashes = self._hashes(conversation_id, before=seq)
-                    if hashes.get(digest) != dup:
-                        dup = hashes.get(digest)
+                    found = self._last_and_dup(conversation_id, digest, seq)[1]
+                    hashes, complete = {}, False
+                    if found != dup:
+                        dup = found
                         self._conn.execute(
                             "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
                             (dup, conversation_id, seq),
@@ -417,16 +471,13 @@ class NotebookStore(BaseStore):
                 self._seen.pop(conversation_id, None)
                 raise self._translate(exc, "save a message") from exc
             hashes[digest] = seq
-            self._seen[conversation_id] = (seq, hashes)
+            self._seen[conversation_id] = (seq, hashes, complete)
         return SavedMessage(seq, digest, at, dup)
 
-    def _hashes(self, conversation_id: str, before: int | None = None) -> tuple[int, dict[str, int]]:
-        """(last seq, hash -> latest seq) of the conversation's rows (those before ``before``)."""
-        rows = self._conn.execute(
-            "SELECT seq, hash FROM messages WHERE conversation_id = ? AND seq < ? ORDER BY seq",
-            (conversation_id, 2**62 if before is None else before),
-        ).fetchall()
-        return (rows[-1][0] if rows else 0), {h: s for s, h in rows}
+    def _last_and_dup(self, conversation_id: str, digest: str, before: int = 2**62) -> tuple[int, int | None]:
+        """(last seq, latest seq with this hash) among the conversation's rows before ``before``."""
+        last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, before)).fetchone()
+        return last or 0, dup
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._read("load a conversation") as c:
@@ -436,7 +487,7 @@ class NotebookStore(BaseStore):
                 (conversation_id,),
             ).fetchall()
             # the hashes came with the rows: the next save here needs no read of its own
-            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows})
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows}, True)
         parse = datetime.fromisoformat
         try:
             return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]

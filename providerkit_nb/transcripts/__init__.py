@@ -11,7 +11,15 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from ..core.messages import message_from_dict
+from ..core.messages import (
+    AssistantMessage,
+    ReasoningItems,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    message_from_dict,
+)
 from .base import (
     Marker,
     MultipleThreads,
@@ -208,8 +216,44 @@ def _unreadable_json(src: Source, name: str | None, thread: str | None = None, c
 def _check_messages(t: Transcript) -> None:
     """Every message a format produced must be a well-typed canonical message (a field of the
     wrong type in the source is refused here, naming the message, not deep in a later view)."""
+    plain = _plainly_typed
     for i, m in enumerate(t.messages):
+        if plain(m):
+            continue
         try:
             message_from_dict(m.to_dict(), i)
         except (ValueError, TypeError, AttributeError) as exc:
             raise TranscriptError(f"{t.source}: as {t.format}, {exc}; is the file damaged?") from exc
+
+
+def _plainly_typed(m: Any) -> bool:
+    """True for a message of the usual shape whose fields all have exactly the types
+    ``message_from_dict`` takes (so its round trip would pass); anything else, including
+    whatever it would refuse, takes the round trip, which names the field."""
+    t = type(m)
+    if t is UserMessage or t is SystemMessage:
+        return type(m.content) is str
+    if t is ToolMessage:
+        return (type(m.tool_call_id) is str and m.tool_call_id != "" and type(m.name) is str
+                and type(m.content) is str and not m.images)
+    if t is not AssistantMessage:
+        return False
+    if type(m.content) is not str or m.reasoning_details is not None:
+        return False
+    if m.reasoning is not None and type(m.reasoning) is not str:
+        return False
+    ri = m.reasoning_items
+    if ri is not None and not (type(ri) is ReasoningItems and type(ri.provider) is str and ri.provider != ""
+                               and type(ri.items) is list):
+        return False
+    calls = m.tool_calls
+    if calls is None:
+        return True
+    if type(calls) is not list:
+        return False
+    for c in calls:
+        if not (type(c) is ToolCall and type(c.id) is str and c.id != "" and type(c.name) is str
+                and c.name != "" and type(c.arguments) is str
+                and (c.thought_signature is None or type(c.thought_signature) is str)):
+            return False
+    return True

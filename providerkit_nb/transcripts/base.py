@@ -242,7 +242,7 @@ def jsonl_records(source: Source, t: Transcript) -> Iterator[tuple[int, dict[str
         raise TranscriptError(f"{source.name}: cannot read ({exc.strerror or exc})") from exc
     with f:
         for n, raw in enumerate(f, 1):
-            if not raw.strip():
+            if raw.isspace():  # a blank line (no copy of the line, unlike strip())
                 continue
             try:
                 obj = loads(raw)

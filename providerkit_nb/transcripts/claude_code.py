@@ -23,6 +23,8 @@ _MESSAGE_TYPES = frozenset({"user", "assistant"})
 _KNOWN_TYPES = _MESSAGE_TYPES | {"system", "progress", "file-history-snapshot", "queue-operation", "summary"}
 _ASSISTANT_BLOCKS = frozenset({"text", "thinking", "redacted_thinking", "tool_use"})
 _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
+# blocks that _base64_source passes when they carry no "source" (the usual ones, checked inline)
+_NO_SOURCE = frozenset({"text", "thinking", "redacted_thinking", "tool_use", "tool_result"})
 
 # Claude Code's built-in tools that only read (it runs them without asking for permission).
 READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "NotebookRead", "TodoRead"})
@@ -69,23 +71,31 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
     leaf: str | None = None
     linked = False
     recognised = 0
+    skipped = t.skipped  # counted inline (as t.skip does): most lines are skipped progress lines
+    known, message_types = _KNOWN_TYPES, _MESSAGE_TYPES
     for n, obj in jsonl_records(source, t):
-        kind = obj.get("type") if isinstance(obj.get("type"), str) else None
+        kind = obj.get("type")
+        if type(kind) is not str:
+            kind = None
         u = obj.get("uuid")
-        bad = _malformed(obj, kind)
-        if bad:
-            t.skip("malformed_line")
-            t.warnings.append(f"{source.name}: line {n} {bad}; skipped")
-            continue
-        recognised += kind in _KNOWN_TYPES
-        if isinstance(u, str):
+        p = obj.get("parentUuid")
+        # the usual line (string or absent links, not a message) needs none of _malformed's checks
+        if kind in message_types or (u is None and "uuid" in obj) or (
+            u is not None and type(u) is not str) or (p is not None and type(p) is not str):
+            bad = _malformed(obj, kind)
+            if bad:
+                t.skip("malformed_line")
+                t.warnings.append(f"{source.name}: line {n} {bad}; skipped")
+                continue
+        if kind in known:
+            recognised += 1
+        if u is not None:
             if u in parent:  # the same line written twice (a resumed session copies lines)
                 t.skip("duplicate_line")
                 continue
-            p = obj.get("parentUuid")
-            parent[u] = p if isinstance(p, str) else None
+            parent[u] = p
             order.append(u)
-        if kind in _MESSAGE_TYPES:
+        if kind in message_types:
             if obj.get("isSidechain"):
                 t.skip("sidechain")
                 continue
@@ -93,8 +103,8 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
             linked = linked or "parentUuid" in obj
         elif kind == "system":
             t.skip(f"system:{obj.get('subtype')}")
-        elif kind in _KNOWN_TYPES:
-            t.skip(str(kind))
+        elif kind in known:
+            skipped[kind] = skipped.get(kind, 0) + 1
             continue
         else:
             t.skip(f"line:{kind}")
@@ -166,6 +176,8 @@ def _conversation(
             up = order[i - 1] if i > 0 else None
         at = up
     on_chain = [o for _, o in messages if o.get("uuid") in chain]
+    if len(on_chain) == len(messages):
+        return messages  # a session without forks: every message line is on the branch
     msg_ids = {(o.get("message") or {}).get("id") for o in on_chain if o.get("type") == "assistant"} - {None}
     answered = {i for o in on_chain for i in _result_ids(o)}
     message_uuids = {o.get("uuid") for _, o in messages}
@@ -232,11 +244,11 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
         kind = o["type"]
         msg = o.get("message") or {}
         blocks: list[Any] = []
+        allowed = _ASSISTANT_BLOCKS if kind == "assistant" else _USER_BLOCKS
         for b in _blocks(o):
             bt = b.get("type") if isinstance(b, dict) else None
             bt = bt if isinstance(bt, str) else None
-            allowed = _ASSISTANT_BLOCKS if kind == "assistant" else _USER_BLOCKS
-            if bt in allowed and _base64_source(b):
+            if bt in allowed and ((bt in _NO_SOURCE and "source" not in b) or _base64_source(b)):
                 blocks.append(_result_kept(b, t) if bt == "tool_result" else b)
             else:
                 t.skip(f"block:{bt}")
@@ -270,7 +282,7 @@ def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Me
             text = _result_text(b.get("content"))
             if rejected:
                 pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))
-            elif text.strip() == MISSING_RESULT:
+            elif MISSING_RESULT in text and text.strip() == MISSING_RESULT:  # no copy of every result
                 pending_markers.append((at, Marker("result_missing", None, MISSING_RESULT, [b.get("tool_use_id", "")])))
         for b in blocks:
             if b.get("type") == "text" and (b.get("text") or "").startswith(INTERRUPTED_PREFIX):

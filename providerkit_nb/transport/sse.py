@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
+from ..core.fastjson import loads as _fast_loads
 
 __all__ = ["SSEEvent", "StreamPosition", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
 
@@ -23,14 +24,21 @@ MAX_FRAME_BYTES = 8 * 1024 * 1024
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-def loads_data(data: str) -> Any:
-    """``json.loads`` for one event's data, about a third faster: the C scanner is called
-    directly, without the two whitespace regex passes around it. Anything it does not take
-    (leading whitespace, not JSON) goes to ``json.loads``, so errors are the usual ValueError."""
+def _std_loads(data: str) -> Any:
+    """The C scanner called directly, without the two whitespace regex passes of
+    ``json.loads`` around it (a third cheaper); anything it does not take (leading whitespace,
+    not JSON) goes to ``json.loads``, so errors are the usual ValueError."""
     try:
         return _SCAN(data, 0)[0]
     except (StopIteration, ValueError):
         return json.loads(data)
+
+
+def loads_data(data: str) -> Any:
+    """``json.loads`` for one event's data, the same values, cheaper: orjson when it is
+    installed and trusted with the text (``core.fastjson``), else the standard library's
+    scanner; errors are the usual ValueError."""
+    return _fast_loads(data, _std_loads)
 
 
 @dataclass(slots=True)

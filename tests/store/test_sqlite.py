@@ -36,17 +36,19 @@ def test_pragmas_and_identity(tmp_path):
     p = tmp_path / "a.sqlite"
     with NotebookStore(p) as s:
         s.save("c", pk.UserMessage("x"))
-        assert s.schema_version == 3
+        assert s.schema_version == 5
         assert repr(s) == f"NotebookStore({str(p)!r}, synchronous='NORMAL')"
     raw = sqlite3.connect(p)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert raw.execute("PRAGMA application_id").fetchone()[0] == 0x706B6E62  # "pknb"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
     raw.close()
     with NotebookStore(p, synchronous="full") as s:
+        s.load("c")  # a file this process opened before: set with the first statement
         assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
         assert "synchronous='FULL'" in repr(s)
     with NotebookStore(p) as s:
+        s.load("c")
         assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     with pytest.raises(ValueError, match="synchronous"):
         NotebookStore(p, synchronous="OFF")
@@ -59,7 +61,7 @@ def test_a_later_migration_is_applied_in_order_and_keeps_data(tmp_path, monkeypa
     extra = ("CREATE TABLE added_later (x INTEGER)", "INSERT INTO added_later VALUES (42)")
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", (*sqlite_mod.MIGRATIONS, extra))
     with NotebookStore(p) as s:
-        assert s.schema_version == 4  # the three shipped migrations and this one
+        assert s.schema_version == 6  # the five shipped migrations and this one
         assert s._conn.execute("SELECT x FROM added_later").fetchall() == [(42,)]
         assert s.load("c") == [pk.UserMessage("old")]
     with NotebookStore(p) as s:  # applied once only
@@ -140,8 +142,15 @@ def test_corrupt_schema_page_refused_on_open(tmp_path):
         s._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     _corrupt(p, 100, 3996)  # page 1 after the header: the schema table
     before = digest(p)
+    fresh = tmp_path / "copy.sqlite"  # a file this process has not opened: refused on open
+    fresh.write_bytes(p.read_bytes())
     with pytest.raises(StoreCorruptError, match="damaged"):
-        NotebookStore(p)
+        NotebookStore(fresh)
+    assert digest(fresh) == before
+    # the file this process opened before is refused by its first statement, unchanged too
+    with pytest.raises(StoreCorruptError, match="damaged"):
+        with NotebookStore(p) as s:
+            s.load("c")
     assert digest(p) == before
 
 

@@ -1,8 +1,10 @@
-"""Duplicate detection in NotebookStore without an index on the hash.
+"""Duplicate detection in NotebookStore: a map per store object, an index for the first save.
 
-Each store object keeps a map of the conversation's hashes; these tests check that the answer
-(``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when another
-connection writes or deletes in between, after a reopen, and on a file made before the change.
+Each store object keeps a map of the conversation's hashes (complete after a load; partial when
+it started saving without one, the rest looked up in the hash index); these tests check that
+the answer (``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when
+another connection writes or deletes in between, after a reopen, without a load, and on files
+made before either change.
 """
 
 from __future__ import annotations
@@ -81,7 +83,8 @@ def test_load_then_other_writer_then_save(tmp_path: Path) -> None:
 
 def test_file_from_before_the_change(tmp_path: Path) -> None:
     """A store at schema 2 (with the hash index, rows written by the old statement) opens,
-    loses the index, and keeps finding duplicates among its old rows."""
+    goes through the migration that dropped the index and the one that brings it back, and
+    keeps finding duplicates among its old rows."""
     path = tmp_path / "old.sqlite"
     msgs: list[pk.Message] = [pk.UserMessage("a"), pk.AssistantMessage("b"), pk.UserMessage("a")]
     with sqlite3.connect(path, isolation_level=None) as c:
@@ -105,4 +108,64 @@ def test_file_from_before_the_change(tmp_path: Path) -> None:
         assert s.save("c", pk.UserMessage("a")).duplicate_of == 3
         assert s.save("c", pk.AssistantMessage("b")).duplicate_of == 2
     with sqlite3.connect(path) as c:
-        assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 0
+        assert c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == (
+            "CREATE INDEX messages_by_hash ON messages (conversation_id, hash, seq)")
+
+
+def test_file_from_schema_3_gets_the_index(tmp_path: Path) -> None:
+    path = tmp_path / "s3.sqlite"
+    with sqlite3.connect(path, isolation_level=None) as c:
+        for number in range(3):
+            for stmt in MIGRATIONS[number]:
+                c.execute(stmt)
+        c.execute("PRAGMA user_version = 3")
+    with NotebookStore(path) as s:
+        assert s.schema_version == 5
+        s.save("c", pk.UserMessage("x"))
+        assert s.save("c", pk.UserMessage("x")).duplicate_of == 1
+
+
+def _plan(path: Path, sql: str, args: tuple[object, ...]) -> str:
+    with sqlite3.connect(path) as c:
+        return " ".join(str(r[-1]) for r in c.execute("EXPLAIN QUERY PLAN " + sql, args))
+
+
+def test_first_save_without_a_load_looks_up_one_hash(tmp_path: Path) -> None:
+    """A new object saving to a long conversation answers from the index (the plan says so)
+    and finds a duplicate anywhere in it, the latest one; later saves of hashes it has not seen
+    are looked up too, and those it has are answered from its map."""
+    from providerkit_nb.store.sqlite import _LAST_AND_DUP
+
+    path = tmp_path / "s.sqlite"
+    msgs = [pk.UserMessage(f"m{i}") for i in range(300)]
+    with NotebookStore(path) as s:
+        for m in msgs:
+            s.save("c", m)
+        s.save("c", msgs[5])  # seq 301, a duplicate of seq 6
+    plan = _plan(path, _LAST_AND_DUP, ("c", "h", 2**62))
+    assert "SEARCH messages USING COVERING INDEX messages_by_hash" in plan and "SCAN messages" not in plan
+    with NotebookStore(path) as s:
+        first = s.save("c", msgs[5])
+        assert (first.seq, first.duplicate_of) == (302, 301)
+        assert s.save("c", msgs[0]).duplicate_of == 1  # not in its map: looked up
+        assert s.save("c", pk.UserMessage("new")).duplicate_of is None
+        assert s.save("c", msgs[5]).duplicate_of == 302  # from its map
+        assert s.save("d", msgs[0]).duplicate_of is None  # per conversation
+        assert s.save("d", msgs[0]).duplicate_of == 1  # a new conversation's map is complete
+    assert _column(path, "c")[-5:] == [(301, 6), (302, 301), (303, 1), (304, None), (305, 302)]
+
+
+def test_partial_map_then_other_writer(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    with NotebookStore(path) as s:
+        for i in range(5):
+            s.save("c", pk.UserMessage(f"m{i}"))
+    a, b = NotebookStore(path), NotebookStore(path)
+    assert a.save("c", pk.UserMessage("m1")).duplicate_of == 2  # seq 6, a's map is partial
+    assert b.save("c", pk.UserMessage("x")).duplicate_of is None  # seq 7, unseen by a
+    saved = a.save("c", pk.UserMessage("x"))  # a's seq 7 is taken: it looks again
+    assert (saved.seq, saved.duplicate_of) == (8, 7)
+    assert a.save("c", pk.UserMessage("m3")).duplicate_of == 4
+    assert _column(path, "c")[5:] == [(6, 2), (7, None), (8, 7), (9, 4)]
+    a.close()
+    b.close()

@@ -1,0 +1,42 @@
+"""``json.loads`` with the same values, cheaper when orjson (the ``fast-json`` extra) is there.
+
+orjson parses about 2.5x faster than the standard library but differs on a few texts: it reads
+an integer beyond 64 bits as a float, and refuses NaN/Infinity, lone surrogates and floats beyond
+range. The first case is the only one where it would answer differently; such an integer needs 20
+digits in a row (19 for a negative one below -2**63), so any text with a run of 19 digits goes to
+the standard parser, as does anything orjson refuses. What is accepted and what comes back never
+depend on whether orjson is installed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["loads"]
+
+_orjson_loads: Callable[[bytes], Any] | None
+try:
+    from orjson import loads as _found
+
+    _orjson_loads = _found
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson_loads = None
+
+# digits -> "0", every other byte -> " ": one substring test then finds a run of 19 digits
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def loads(text: str, slow: Callable[[str], Any] = json.loads) -> Any:
+    """The value of one JSON text; ``slow`` (``json.loads`` or an equivalent) reads what orjson
+    is not trusted with and raises the usual ValueError for what is not JSON."""
+    if _orjson_loads is not None:
+        try:
+            raw = text.encode()
+            if _LONG_RUN not in raw.translate(_DIGITS):
+                return _orjson_loads(raw)
+        except ValueError:  # orjson's JSONDecodeError, or a lone surrogate that cannot encode
+            pass
+    return slow(text)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from providerkit_nb.simulate import ScriptedProvider, text_turn
+from providerkit_nb.testing.simulate import ScriptedProvider, text_turn
 
 import providerkit_nb as pk
 from providerkit_nb.core.messages import Message

@@ -334,6 +334,9 @@ class ServerConnection:
             return CallFailure("timeout", f"no answer within {limit:g} s; the request was cancelled")
         except Exception as exc:
             return self._failure(exc, limit)
+        except BaseException:  # Stop or the tool's timeout lands in this wait: cancel it on the wire
+            fut.cancel()
+            raise
         finally:
             self._inflight.pop(fut, None)
 

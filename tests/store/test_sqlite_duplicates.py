@@ -103,7 +103,7 @@ def test_file_from_before_the_change(tmp_path: Path) -> None:
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 1
     s = NotebookStore(path)
     with s:
-        assert s.schema_version == 3
+        assert s.schema_version == 5
         assert s.load("c") == msgs
         assert s.save("c", pk.UserMessage("a")).duplicate_of == 3
         assert s.save("c", pk.AssistantMessage("b")).duplicate_of == 2

@@ -53,6 +53,31 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def sockets_to(port: int) -> list[str]:
+    """This process's open sockets whose other end is ``port`` on this machine (read from
+    /proc, so fds that other tests' threads open or close meanwhile do not count)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table, encoding="ascii") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and int(cols[2].rsplit(":", 1)[1], 16) == port:
+                inodes.add(cols[9])
+    ours: list[str] = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            ours.append(fd)
+    return ours
+
+
 def responses(server, *behaviours, **kw):
     kw.setdefault("api_key", "sk-test-0000")
     return pk.responses(model="gpt-test", base_url=server.url(*behaviours), **kw)

@@ -7,7 +7,8 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 ``bench/results.png`` (matplotlib, a bench-only dependency).
 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
-``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, transcripts, transcripts_part2, mcp). The exit status is
+``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, transcripts,
+big_session, transcripts_part2, mcp). The exit status is
 1 when a target was missed or a benchmark failed.
 """
 
@@ -45,6 +46,7 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "views": ("bench.views", {"rounds": 5}, {"rounds": 2}),
     "scale": ("bench.scale", {}, {"conversations": 48, "slots": 8, "delay": 0.1, "acquires": 200}),
     "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 3}, {"mb": 20, "rounds": 1}),
+    "big_session": ("bench.big_session", {"mb": 500}, {"mb": 100}),
     "transcripts_part2": ("bench.transcripts_part2", {"turns": 3000, "rounds": 5}, {"turns": 1000, "rounds": 1}),
     "mcp": ("bench.mcp", {"rounds": 5, "calls": 300, "starts": 3}, {"rounds": 2, "calls": 100, "starts": 1}),
 }

@@ -15,8 +15,18 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from ..core.messages import Message
-from ..providers.anthropic import from_anthropic_messages
+from ..core.messages import (
+    AssistantMessage,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningItems,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from ..providers.anthropic import _dump_args, _import_document, _import_image, _text_of_result
 from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
 
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
@@ -79,9 +89,11 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
             kind = None
         u = obj.get("uuid")
         p = obj.get("parentUuid")
-        # the usual line (string or absent links, not a message) needs none of _malformed's checks
-        if kind in message_types or (u is None and "uuid" in obj) or (
-            u is not None and type(u) is not str) or (p is not None and type(p) is not str):
+        # the usual line (string or absent links; a message object whose id is a string or
+        # absent) needs none of _malformed's checks, which name what is wrong
+        if (u is None and "uuid" in obj) or (u is not None and type(u) is not str) or (
+            p is not None and type(p) is not str) or (kind in message_types and not (
+                type(msg := obj.get("message")) is dict and ((mid := msg.get("id")) is None or type(mid) is str))):
             bad = _malformed(obj, kind)
             if bad:
                 t.skip("malformed_line")
@@ -233,90 +245,159 @@ def _only_results(o: dict[str, Any]) -> bool:
 
 
 def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Message]:
-    """Group lines into Anthropic messages, convert them, and place the markers."""
-    wire: list[dict[str, Any]] = []
-    where: list[int] = []  # line number of each wire message
-    info: list[dict[str, Any]] = []  # time, model and tokens of each wire message, where given
-    produced: list[int] = []  # canonical messages each wire message turns into
-    pending_markers: list[tuple[int, Marker]] = []  # (wire message index, marker)
+    """Group lines into messages (the lines of one API message share ``message.id``), convert
+    them straight to canonical messages in one pass, and place the markers. The result is what
+    ``from_anthropic_messages`` gives for the grouped Anthropic messages, errors included (its
+    block importers are reused), without building the intermediate Anthropic dicts."""
+    out: list[Message] = []
+    names: dict[str, str] = {}  # tool_use id -> tool name, for the results
+    info: list[dict[str, Any]] = []  # time, model and tokens of each grouped message, where given
+    produced: list[int] = []  # canonical messages each grouped message turns into
+    pending_markers: list[tuple[int, Marker]] = []  # (grouped message index, marker)
     last_msg_id: str | None = None
+    # the open assistant message (the last grouped one, while it is an assistant's): its place
+    # in ``out`` and its texts, thoughts, reasoning items and calls
+    group: tuple[int, list[str], list[str], list[Any], list[ToolCall]] | None = None
+    no_source, assistant_blocks = _NO_SOURCE, _ASSISTANT_BLOCKS
     for n, o in chosen:
-        kind = o["type"]
-        msg = o.get("message") or {}
-        blocks: list[Any] = []
-        allowed = _ASSISTANT_BLOCKS if kind == "assistant" else _USER_BLOCKS
-        for b in _blocks(o):
-            bt = b.get("type") if isinstance(b, dict) else None
-            bt = bt if isinstance(bt, str) else None
-            if bt in allowed and ((bt in _NO_SOURCE and "source" not in b) or _base64_source(b)):
-                blocks.append(_result_kept(b, t) if bt == "tool_result" else b)
-            else:
-                t.skip(f"block:{bt}")
-        if kind == "assistant":
+        msg = o["message"]  # a dict: _load skipped message lines without one
+        c = msg.get("content")
+        bs = [{"type": "text", "text": c}] if isinstance(c, str) else c if isinstance(c, list) else []
+        if o["type"] == "assistant":
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
-            if wire and wire[-1]["role"] == "assistant" and mid is not None and mid == last_msg_id:
-                wire[-1]["content"].extend(blocks)
-                info[-1].update(_details(o))  # the last line of a message carries its final usage
-                continue
-            last_msg_id = mid
-            if not blocks:
+            extend = group is not None and mid is not None and mid == last_msg_id
+            if not extend:
+                last_msg_id = mid
+            kept = 0
+            for b in bs:
+                bt = b.get("type") if isinstance(b, dict) else None
+                if type(bt) is not str or bt not in assistant_blocks or (
+                    bt not in no_source or "source" in b) and not _base64_source(b):
+                    t.skip(f"block:{bt if isinstance(bt, str) else None}")
+                    continue
+                if not kept and not extend:
+                    if group is not None:
+                        _close(out, group)
+                    group = (len(out), [], [], [], [])
+                    out.append(None)  # type: ignore[arg-type]  # set when the message closes
+                    info.append(_details(o, msg))
+                    produced.append(1)
+                kept += 1
+                assert group is not None
+                if bt == "text":
+                    group[1].append(b.get("text") or "")
+                elif bt == "tool_use":
+                    cid, name = b.get("id", ""), b.get("name", "")
+                    group[4].append(ToolCall(cid, name, _dump_args(b.get("input") or {})))
+                    names[cid] = name
+                else:  # thinking, redacted_thinking
+                    group[3].append(dict(b))
+                    if bt == "thinking" and b.get("thinking"):
+                        group[2].append(b["thinking"])
+            if extend:
+                info[-1].update(_details(o, msg))  # the last line of a message carries its final usage
+            elif not kept:
                 t.skip("empty_line")
-                continue
-            wire.append({"role": "assistant", "content": blocks})
-            info.append(_details(o))
-            where.append(n)
-            produced.append(1)
             continue
         last_msg_id = None
-        if not blocks:
+        first = len(out)
+        if not _user_line(n, o, bs, len(info), out, names, pending_markers, t):
             t.skip("empty_line")
             continue
-        results = [b for b in blocks if b.get("type") == "tool_result"]
-        at = len(wire)
-        wire.append({"role": "user", "content": blocks})
-        info.append(_details(o))
-        where.append(n)
-        produced.append(len(results) + (1 if len(results) < len(blocks) else 0))
-        rejected = o.get("toolUseResult") == REJECTED
-        for b in results:
-            text = _result_text(b.get("content"))
-            if rejected:
-                pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))
-            elif MISSING_RESULT in text and text.strip() == MISSING_RESULT:  # no copy of every result
-                pending_markers.append((at, Marker("result_missing", None, MISSING_RESULT, [b.get("tool_use_id", "")])))
-        for b in blocks:
-            if b.get("type") == "text" and (b.get("text") or "").startswith(INTERRUPTED_PREFIX):
-                pending_markers.append((at, Marker("user_interrupt", None, b["text"].strip())))
-    try:
-        out = from_anthropic_messages(wire)
-    except ValueError as exc:
-        text = str(exc)
-        line = _line_of(text, where)
-        raise TranscriptError(f"{t.source}: {line}{text}") from exc
+        if group is not None:  # a user message follows: the assistant's is complete
+            _close(out, group)
+            group = None
+        info.append(_details(o, msg))
+        produced.append(len(out) - first)
+    if group is not None:
+        _close(out, group)
     ends: list[int] = []
     total = 0
     for k in produced:
         total += k
         ends.append(total - 1)
+    details = t.details
     for at, d in enumerate(info):
         if d:
             for i in range(ends[at] - produced[at] + 1, ends[at] + 1):
-                t.details[i] = d
+                details[i] = d
     for at, marker in pending_markers:
         marker.index = ends[at] if ends[at] >= 0 else None
         t.markers.append(marker)
     return out
 
 
-def _details(o: dict[str, Any]) -> dict[str, Any]:
+def _user_line(
+    n: int, o: dict[str, Any], bs: list[Any], at: int, out: list[Message], names: dict[str, str],
+    pending_markers: list[tuple[int, Marker]], t: Transcript,
+) -> bool:
+    """A user line's tool messages and user message, appended to ``out`` as the Anthropic
+    importer makes them from grouped message ``at``, and its markers; False when no block of
+    it can be kept."""
+    k = 0  # the block's index among the kept ones (the importer's content[k])
+    parts: list[TextPart | ImagePart | FilePart] = []
+    interrupts: list[tuple[int, Marker]] = []
+    rejected = o.get("toolUseResult") == REJECTED
+    for b in bs:
+        bt = b.get("type") if isinstance(b, dict) else None
+        if type(bt) is not str or bt not in _USER_BLOCKS or (
+            bt not in _NO_SOURCE or "source" in b) and not _base64_source(b):
+            t.skip(f"block:{bt if isinstance(bt, str) else None}")
+            continue
+        try:
+            if bt == "tool_result":
+                b = _result_kept(b, t)
+                call_id = b.get("tool_use_id", "")
+                content = b.get("content")
+                if content is None or isinstance(content, str):
+                    text, images = content or "", None
+                else:
+                    text, images = _text_of_result(content, f"messages[{at}].content[{k}]")
+                out.append(ToolMessage(call_id, names.get(call_id, ""), text, images or None))
+                shown = _result_text(content)
+                if rejected:
+                    pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))
+                elif MISSING_RESULT in shown and shown.strip() == MISSING_RESULT:  # no copy of every result
+                    pending_markers.append((at, Marker("result_missing", None, MISSING_RESULT, [b.get("tool_use_id", "")])))
+            elif bt == "text":
+                if (b.get("text") or "").startswith(INTERRUPTED_PREFIX):
+                    interrupts.append((at, Marker("user_interrupt", None, b["text"].strip())))
+                parts.append(TextPart(b.get("text") or ""))
+            elif bt == "image":
+                parts.append(_import_image(b, f"messages[{at}].content[{k}]"))
+            else:
+                parts.append(_import_document(b, f"messages[{at}].content[{k}]"))
+        except ValueError as exc:
+            raise TranscriptError(f"{t.source}: line {n}: {exc}") from exc
+        k += 1
+    if not k:
+        return False
+    pending_markers += interrupts  # after the results' markers, as the importer's order gives them
+    if parts:
+        out.append(UserMessage(parts[0].text) if len(parts) == 1 and isinstance(parts[0], TextPart) else UserMessage(parts))
+    return True
+
+
+def _close(out: list[Message], group: tuple[int, list[str], list[str], list[Any], list[ToolCall]]) -> None:
+    """The open assistant message, built (as the Anthropic importer builds one)."""
+    at, texts, thoughts, items, calls = group
+    out[at] = AssistantMessage(
+        content="".join(texts),
+        reasoning="\n\n".join(thoughts) if thoughts else None,
+        reasoning_items=ReasoningItems("anthropic", items) if items else None,
+        tool_calls=calls or None,
+    )
+
+
+def _details(o: dict[str, Any], msg: dict[str, Any]) -> dict[str, Any]:
     """A line's timestamp, model and token counts (as the session file gives them)."""
     out: dict[str, Any] = {}
     ts = o.get("timestamp")
     if isinstance(ts, str):
         out["time"] = ts.replace("T", " ")[:19]
-    msg: dict[str, Any] = o["message"] if isinstance(o.get("message"), dict) else {}
-    if isinstance(msg.get("model"), str) and msg["model"] != "<synthetic>":
-        out["model"] = msg["model"]
+    model = msg.get("model")
+    if isinstance(model, str) and model != "<synthetic>":
+        out["model"] = model
     usage = msg.get("usage")
     if isinstance(usage, dict):
         tin = sum(v for k, v in usage.items() if k.endswith("input_tokens") and isinstance(v, int))
@@ -357,13 +438,4 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
-def _line_of(text: str, where: list[int]) -> str:
-    import re
-
-    m = re.match(r"messages\[(\d+)\]", text)
-    if m and int(m.group(1)) < len(where):
-        return f"line {where[int(m.group(1))]}: "
     return ""

@@ -174,3 +174,11 @@ def test_a_rejected_call_says_so_on_its_result(upstream_transcripts_dir: Path) -
     for r in results:
         assert '<span class="pk-badge pk-bad">rejected</span>' in r
     assert card.count('class="pk-result pk-bad"') == 2
+
+
+def test_tokens_say_how_much_of_the_input_the_prompt_cache_served(upstream_transcripts_dir: Path) -> None:
+    """short.jsonl's assistant turn: usage 3 input, 13,835 cache creation, 11,515 cache read, 13 out."""
+    report = pk.inspect(upstream_transcripts_dir / "claude-code" / "short.jsonl")
+    head = re.search(r'<div class="pk-head">(.*?)</div>', report.page().rows[1].before_html)
+    assert head is not None
+    assert "25,353 in (11,515 cache read, 13,835 cache write), 13 out" in head.group(1)

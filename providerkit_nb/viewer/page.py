@@ -182,13 +182,18 @@ function render(){
 var pending=false;function soon(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;render();});}}
 function filter(){
  var s=q.value.trim().toLowerCase(),r=role.value,f=kind.value;shown=[];
- if(s!==S){S=s;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();}  // cards built again, matches marked
+ at=-1;if(s!==S){S=s;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();}  // cards built again, matches marked
  for(var i=0;i<N;i++){var x=R[i];if(r&&x.r!==r)continue;if(f==="*"&&!x.k.length)continue;
   if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(s&&x.s.indexOf(s)<0)continue;shown.push(i);}
  count.textContent=(s||r||f)?shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages match":N.toLocaleString()+" messages";
  first=last=-1;body.textContent="";layout();place();render();
 }
-var t=0;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
+var t=0,at=-1;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
+q.addEventListener("keydown",function(e){  // Enter, Shift+Enter: the next, the previous matching message
+ if(e.key!=="Enter")return;e.preventDefault();clearTimeout(t);if(q.value.trim().toLowerCase()!==S)filter();
+ if(!shown.length)return;at=(at+(e.shiftKey?-1:1)+shown.length)%shown.length;var x=R[shown[at]];
+ history.replaceState(null,"",x.b!==null?"#m-"+x.b:"#a-"+x.a);go();
+ count.textContent=(at+1).toLocaleString()+" of "+shown.length.toLocaleString()+" matching messages (Enter, Shift+Enter)";});
 role.addEventListener("change",filter);kind.addEventListener("change",filter);
 function go(){
  var m=/^#([ma])-(\d+)$/.exec(location.hash);if(!m)return;var i=(m[1]==="m"?byB:byA).get(+m[2]);if(i===undefined)return;

@@ -403,7 +403,14 @@ def _details(o: dict[str, Any], msg: dict[str, Any]) -> dict[str, Any]:
         tin = sum(v for k, v in usage.items() if k.endswith("input_tokens") and isinstance(v, int))
         tout = usage.get("output_tokens")
         if tin or isinstance(tout, int):
-            out["tokens"] = f"{tin:,} in, {tout if isinstance(tout, int) else 0:,} out"
+            # how much of the input came from the prompt cache (read) or went into it (written)
+            cache = [
+                f"{v:,} cache {what}"
+                for key, what in (("cache_read_input_tokens", "read"), ("cache_creation_input_tokens", "write"))
+                if isinstance(v := usage.get(key), int) and v
+            ]
+            parts = f" ({', '.join(cache)})" if cache else ""
+            out["tokens"] = f"{tin:,} in{parts}, {tout if isinstance(tout, int) else 0:,} out"
     return out
 
 

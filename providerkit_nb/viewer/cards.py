@@ -129,6 +129,8 @@ def fold(text: str, *, cls: str = "pk-text", label: str = "", code: bool = False
     """Text as a block that keeps its lines and wraps; a long one folded behind its line count,
     and cut after ``limit`` characters (saying how many more there are)."""
     tag = "pre" if code else "div"
+    if not code:  # blank lines at either end of prose (joined text blocks) only push the card apart
+        text = text.strip("\n")
     shown = text if limit is None or len(text) <= limit else text[:limit]
     cut = f'<div class="pk-lbl">cut here: {len(text) - len(shown):,} more characters</div>' if shown is not text else ""
     body = f'<{tag} class="{cls}">{esc(shown)}</{tag}>{cut}'
@@ -154,6 +156,38 @@ def _args(arguments: str) -> str:
     if isinstance(parsed, dict | list):
         return json.dumps(parsed, indent=1, ensure_ascii=False)
     return arguments
+
+
+# the argument that says what a call does, for the one-line head (Claude Code's, Codex's and
+# common MCP tools' names); the rest stays in the arguments below
+_GIST_KEYS = ("command", "cmd", "query", "url", "file_path", "pattern", "path", "prompt")
+
+
+def _gist(arguments: str) -> str:
+    """The call's stated purpose and its main argument, one line each at most (escaped HTML)."""
+    try:
+        parsed = json.loads(arguments) if arguments else None
+    except ValueError:
+        return ""
+    if not isinstance(parsed, dict):
+        return ""
+    out = []
+    what = parsed.get("description")
+    if isinstance(what, str) and what.strip():
+        out.append(f' <span class="pk-what">{esc(_one_line(what))}</span>')
+    for key in _GIST_KEYS:
+        v = parsed.get(key)
+        if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+            v = " ".join(v)
+        if isinstance(v, str) and v.strip():
+            out.append(f' <code class="pk-gist">{esc(_one_line(v))}</code>')
+            break
+    return "".join(out)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "\u2026"
 
 
 def _info(details: Mapping[str, Any] | None) -> str:
@@ -283,7 +317,8 @@ class _Side:
         lost = self.lost.get(call_id)
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
-            f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span></div>'
+            f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
+            f"{_gist(arguments)}</div>"
         ]
         if arguments:
             out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
@@ -292,8 +327,12 @@ class _Side:
             assert isinstance(res, ToolMessage)
             added = self.added.get(r)
             tag = f" ({CHANGE_LABELS.get(added, added)})" if added else ""
+            # what the source says about the result (rejected, an error, ...) shows on the call too
+            marks = [f for f in self.findings.get(r, []) if f.kind != "lost_call"]
+            bad = "".join(f'<span class="pk-badge pk-bad">{esc(f.kind)}</span>' for f in marks)
             out.append(
-                f'<div class="pk-result"><a class="pk-idx" href="#{self.anchor(r)}">#{r}</a> result{esc(tag)}'
+                f'<div class="pk-result{" pk-bad" if marks else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
+                f"#{r}</a> result{esc(tag)}{bad}"
                 f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
             )
         elif lost is not None:

@@ -154,8 +154,16 @@ function layout(){offs=new Float64Array(shown.length+1);for(var k=0;k<shown.leng
 function find(y){var lo=0,hi=shown.length;while(lo<hi){var m=(lo+hi)>>1;if(offs[m+1]<=y)lo=m+1;else hi=m;}return lo;}
 var ro=new ResizeObserver(function(es){var ch=false;es.forEach(function(e){var i=+e.target.dataset.row,h=e.target.offsetHeight;
  if(h&&Math.abs(H[i]-h)>0.5){H[i]=h;ch=true;}});if(ch){layout();place();}});
+var S="";
+function mark(e,s){var w=document.createTreeWalker(e,NodeFilter.SHOW_TEXT),ns=[],n;while((n=w.nextNode()))ns.push(n);
+ ns.forEach(function(t){var v=t.nodeValue,l=v.toLowerCase(),p=l.indexOf(s);if(p<0||l.length!==v.length)return;
+  var f=document.createDocumentFragment(),o=0,m;
+  while(p>=0){f.appendChild(document.createTextNode(v.slice(o,p)));m=document.createElement("mark");m.className="pk-mark";
+   m.textContent=v.slice(p,p+s.length);f.appendChild(m);o=p+s.length;p=l.indexOf(s,o);}
+  f.appendChild(document.createTextNode(v.slice(o)));var d=t.parentNode.closest("details");t.parentNode.replaceChild(f,t);
+  if(d)d.open=true;});}
 function el(i){var e=cache.get(i);if(!e){var t=document.createElement("div");t.innerHTML=R[i].h;e=t.firstElementChild;
- e.dataset.row=i;cache.set(i,e);}return e;}
+ e.dataset.row=i;if(S)mark(e,S);cache.set(i,e);}return e;}
 function place(){topS.style.height=offs[first<0?0:first]+"px";botS.style.height=(offs[shown.length]-offs[last<0?0:last])+"px";}
 function render(){
  var y0=window.scrollY-(list.getBoundingClientRect().top+window.scrollY),a=find(Math.max(0,y0-OVER)),
@@ -174,12 +182,18 @@ function render(){
 var pending=false;function soon(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;render();});}}
 function filter(){
  var s=q.value.trim().toLowerCase(),r=role.value,f=kind.value;shown=[];
+ at=-1;if(s!==S){S=s;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();}  // cards built again, matches marked
  for(var i=0;i<N;i++){var x=R[i];if(r&&x.r!==r)continue;if(f==="*"&&!x.k.length)continue;
   if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(s&&x.s.indexOf(s)<0)continue;shown.push(i);}
  count.textContent=(s||r||f)?shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages match":N.toLocaleString()+" messages";
  first=last=-1;body.textContent="";layout();place();render();
 }
-var t=0;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
+var t=0,at=-1;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
+q.addEventListener("keydown",function(e){  // Enter, Shift+Enter: the next, the previous matching message
+ if(e.key!=="Enter")return;e.preventDefault();clearTimeout(t);if(q.value.trim().toLowerCase()!==S)filter();
+ if(!shown.length)return;at=(at+(e.shiftKey?-1:1)+shown.length)%shown.length;var x=R[shown[at]];
+ history.replaceState(null,"",x.b!==null?"#m-"+x.b:"#a-"+x.a);go();
+ count.textContent=(at+1).toLocaleString()+" of "+shown.length.toLocaleString()+" matching messages (Enter, Shift+Enter)";});
 role.addEventListener("change",filter);kind.addEventListener("change",filter);
 function go(){
  var m=/^#([ma])-(\d+)$/.exec(location.hash);if(!m)return;var i=(m[1]==="m"?byB:byA).get(+m[2]);if(i===undefined)return;
@@ -203,6 +217,7 @@ body{margin:0 16px 24px}
 #pk-bar select{font:inherit}
 #pk-count{color:#57606a;font-size:12px}
 #pk-rows{overflow-anchor:none}
+.pk-mark{background:#fff8c5;outline:1px solid #d4a72c;color:inherit}
 """
 
 

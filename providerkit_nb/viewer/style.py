@@ -43,6 +43,10 @@ CSS = """
 .pk-callhead{font-size:12px}
 .pk-id{font-family:ui-monospace,monospace;font-size:11px;color:#8250df;background:#fbefff;padding:0 3px;border-radius:3px}
 .pk-result{margin-top:2px;font-size:12px;color:#57606a}
+.pk-result.pk-bad{border-left:3px solid #cf222e;padding-left:4px}
+.pk-badge.pk-bad{background:#ffebe9;color:#a40e26}
+.pk-what{color:#424a53}
+.pk-gist{font-family:ui-monospace,monospace;font-size:11px;background:#f6f8fa;padding:0 3px;border-radius:3px;overflow-wrap:anywhere}
 .pk-stub{font-size:12px;color:#6e7781}
 .pk-lost{border-left-color:#cf222e;background:#fff5f5}
 .pk-lostbox{border:1px solid #cf222e;border-radius:4px;padding:3px 6px;margin:3px 0;background:#ffebe9}

@@ -274,3 +274,55 @@ def test_hostile_text_is_shown_never_run(page: Any, tmp_path: Path) -> None:
     page.set_content(static)
     assert page.evaluate("window.pwned === undefined") and page.locator("img").count() == 0
     assert facts["width"] <= WIDTH
+
+
+@pytest.mark.upstream
+def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
+    page: Any, upstream_transcripts_dir: Path, tmp_path: Path
+) -> None:
+    """tool_heavy.jsonl: the Read of app.js returns 82 lines (folded) whose first is
+    ``import "phoenix_html"``; searching for it marks the words inside the fold, opened."""
+    src = upstream_transcripts_dir / "claude-code" / "tool_heavy.jsonl"
+    assert 'import \\"phoenix_html\\"' in src.read_text()  # the file's own text
+    _open(page, pk.inspect(src), tmp_path / "cc.html")
+    assert page.locator("mark.pk-mark").count() == 0
+    assert _search(page, "PHOENIX_html").startswith("2 of")  # the call's card and its result's row
+    marks = page.locator("mark.pk-mark")
+    assert marks.count() >= 1
+    assert marks.first.inner_text() == "phoenix_html"
+    assert page.evaluate("() => document.querySelector('mark.pk-mark').closest('details').open")
+    assert marks.first.is_visible()
+    page.fill("#pk-q", "")
+    page.wait_for_function("() => !document.getElementById('pk-count').textContent.includes(' of ')")
+    assert page.locator("mark.pk-mark").count() == 0
+
+
+@pytest.mark.upstream
+def test_enter_steps_through_the_matching_messages(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
+    """tool_heavy.jsonl mentions xterm in several messages (the user's question, the search and
+    its results); Enter goes to the next one, Shift+Enter back, each brought into view."""
+    src = upstream_transcripts_dir / "claude-code" / "tool_heavy.jsonl"
+    assert src.read_text().count("xterm") > 3  # the file's own text
+    _open(page, pk.inspect(src), tmp_path / "cc.html")
+    assert _search(page, "xterm").startswith("7 of")
+
+    def hit(marked: bool = True) -> int:
+        page.wait_for_timeout(150)
+        ids = page.evaluate("() => [...document.querySelectorAll('.pk-card.pk-hit')].map(c => c.id)")
+        assert len(ids) == 1, ids
+        assert _visible(page, ids[0])
+        if marked:  # a result's own row only points to its call's card, where its text is shown
+            assert page.locator(f"#{ids[0]} mark.pk-mark").count() >= 1
+        return int(ids[0].split("-")[1])
+
+    page.press("#pk-q", "Enter")
+    first = hit()
+    assert "1 of 7" in page.inner_text("#pk-count")
+    page.press("#pk-q", "Enter")
+    second = hit()
+    assert second > first
+    page.press("#pk-q", "Shift+Enter")
+    assert hit() == first
+    page.press("#pk-q", "Shift+Enter")  # from the first, back round to the last
+    assert hit(marked=False) > second
+    assert "7 of 7" in page.inner_text("#pk-count")

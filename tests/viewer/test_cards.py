@@ -127,3 +127,58 @@ def test_two_views_on_one_notebook_page_link_each_to_its_own_cards() -> None:
     for h, own in zip((one, two), ids, strict=True):
         targets = set(re.findall(r'href="#([^"]+)"', h))
         assert targets and targets <= own  # every link lands on a card of the same output
+
+
+def test_a_call_head_says_what_the_call_does_in_one_line() -> None:
+    """As Claude Code's own viewers do: the call's stated purpose and its command, query, URL or
+    path in the head, not only inside the arguments' JSON."""
+    msgs = ensure_messages([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "name": "Bash", "arguments": json.dumps(
+                {"command": "mix phx.server", "description": "Start <the> server", "run_in_background": True})},
+            {"id": "c2", "name": "WebSearch", "arguments": json.dumps({"query": "xterm.js scroll"})},
+            {"id": "c3", "name": "odd", "arguments": "not json"},
+            {"id": "c4", "name": "Glob", "arguments": json.dumps({"pattern": "mix.exs", "path": "/home/x"})}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "Bash", "content": "ok"},
+        {"role": "tool", "tool_call_id": "c2", "name": "WebSearch", "content": "ok"},
+        {"role": "tool", "tool_call_id": "c3", "name": "odd", "content": "ok"},
+        {"role": "tool", "tool_call_id": "c4", "name": "Glob", "content": "ok"},
+    ])
+    card = build_page(msgs).rows[1].before_html
+    heads = re.findall(r'<div class="pk-callhead">(.*?)</div>', card)
+    assert len(heads) == 4
+    assert "Start &lt;the&gt; server" in heads[0] and "<code class=\"pk-gist\">mix phx.server</code>" in heads[0]
+    assert "<code class=\"pk-gist\">xterm.js scroll</code>" in heads[1]
+    assert "pk-gist" not in heads[2]
+    assert "<code class=\"pk-gist\">mix.exs</code>" in heads[3]  # the pattern, not the folder
+
+
+def test_blank_lines_around_prose_do_not_push_the_card_apart() -> None:
+    msgs = ensure_messages([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "\n\nLet me check.\n\n", "reasoning": "Think.\n\n"},
+    ])
+    card = build_page(msgs).rows[1].before_html
+    assert '<div class="pk-text">Let me check.</div>' in card
+    assert '<div class="pk-text pk-thinking">Think.</div>' in card
+
+
+def test_a_rejected_call_says_so_on_its_result(upstream_transcripts_dir: Path) -> None:
+    """short.jsonl: the user rejected both calls of message 1 (``toolUseResult`` says so); the
+    call's card marks its result, not only the result's own row."""
+    report = pk.inspect(upstream_transcripts_dir / "claude-code" / "short.jsonl")
+    card = report.page().rows[1].before_html
+    results = re.findall(r'<div class="pk-result[^"]*">(.*?)</div>', card)
+    assert len(results) == 2
+    for r in results:
+        assert '<span class="pk-badge pk-bad">rejected</span>' in r
+    assert card.count('class="pk-result pk-bad"') == 2
+
+
+def test_tokens_say_how_much_of_the_input_the_prompt_cache_served(upstream_transcripts_dir: Path) -> None:
+    """short.jsonl's assistant turn: usage 3 input, 13,835 cache creation, 11,515 cache read, 13 out."""
+    report = pk.inspect(upstream_transcripts_dir / "claude-code" / "short.jsonl")
+    head = re.search(r'<div class="pk-head">(.*?)</div>', report.page().rows[1].before_html)
+    assert head is not None
+    assert "25,353 in (11,515 cache read, 13,835 cache write), 13 out" in head.group(1)

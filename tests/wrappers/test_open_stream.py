@@ -7,12 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from providerkit_nb.simulate import ScriptedProvider, text_turn
 
 import providerkit_nb as pk
 from providerkit_nb.core.messages import Message
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.providers.base import CallOptions, ChunkStream, Provider
+from providerkit_nb.testing.simulate import ScriptedProvider, text_turn
 from providerkit_nb.wrappers import TokenSource
 
 

@@ -50,7 +50,7 @@ ERROR_KINDS = {
 
 def _expectations(wire: str) -> Any | None:
     try:
-        return importlib.import_module(f"expectations.{wire}")
+        return importlib.import_module(f".expectations.{wire}", __package__)
     except ImportError:
         return None
 

@@ -4,7 +4,7 @@
   (2 process workers, 127.0.0.1, no dashboard), every call through one ``PostgresGate`` of N
   slots, against the ideal ``calls x delay / N`` (the floor: N slots busy all the time; it counts
   the tail, when fewer than N conversations are left, against us). Target: within 10%. The stub
-  (``tests/many/stub.py``) answers every call after ``delay`` seconds (1 s by default, as for a
+  (``tests/conversation/many/stub.py``) answers every call after ``delay`` seconds (1 s by default, as for a
   provider; ``--quick`` uses 0.1 s, where the per-call cost of the stack dominates).
 - ``(b) throughput with a SIGKILL``: the same with one worker process killed mid-run (Dask
   restarts it and re-runs its tasks; the gate keeps the dead worker's slots for the quarantine).
@@ -38,7 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _stub() -> Any:
     sys.path.insert(0, str(ROOT))
-    from tests.many import stub  # the test suite's stub provider and step tool (one copy)
+    from tests.conversation.many import (
+        stub,  # the test suite's stub provider and step tool (one copy)
+    )
 
     return stub
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from ..core.html import preview
 from ..core.messages import AssistantMessage, Message, ToolMessage, ensure_messages, text_of
 from ..core.repair import Repaired
-from .html import preview
 
 __all__ = [
     "history_frame",

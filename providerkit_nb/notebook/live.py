@@ -77,7 +77,7 @@ class NotebookLive(Live):
         if not final and now - self._last < _MIN_INTERVAL:
             return
         self._last = now
-        from .html import turn_html
+        from ..core.html import turn_html
 
         snap = asm.snapshot()
         body = turn_html(snap, live=not final)
@@ -89,7 +89,7 @@ class NotebookLive(Live):
         self._draw()
 
     def stopped(self, asm: TurnAssembler) -> None:
-        from .html import turn_html
+        from ..core.html import turn_html
 
         self._done.append(
             '<div class="pk-stopped" style="opacity:.6">'

@@ -2,7 +2,7 @@
 
     python scripts/make_transcript_fixtures/part2.py [OUT_DIR] [--llm031 PYTHON]
 
-Writes into tests/transcripts_part2/fixtures/ by default:
+Writes into tests/transcripts/fixtures/ by default:
 
 - pydantic-ai (``FunctionModel`` + ``capture_run_messages``): a complete run with signed thinking,
   a run whose tool raised mid-batch (``state: interrupted``), one stopped by Ctrl-C while a tool
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_OUT = HERE.parent.parent / "tests" / "transcripts_part2" / "fixtures"
+DEFAULT_OUT = HERE.parent.parent / "tests" / "transcripts" / "fixtures"
 
 SIGNATURE = "EqQBCkYIBxgCKkD" + "x" * 40  # an opaque Anthropic-style signature
 
@@ -353,7 +353,11 @@ def main(argv: list[str]) -> None:
     if llm031:
         llm_logs(out, llm031, "llm_logs_0.31.db", thinking=False)  # llm-echo 0.4 has no thinking option
         versions["llm_logs_0.31.db"] = {"llm": _pkg_version(llm031, "llm"), "llm-echo": _pkg_version(llm031, "llm-echo")}
-    (out / "VERSIONS.json").write_text(json.dumps(versions, indent=1, sort_keys=True) + "\n")
+    # One VERSIONS.json for every transcript fixture: keep what the other scripts recorded there.
+    versions_path = out / "VERSIONS.json"
+    known = json.loads(versions_path.read_text()) if versions_path.exists() else {}
+    known.update(versions)
+    versions_path.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """Real MCP servers for the tests: the SDK-built demo server (stdio child or streamable HTTP on
-127.0.0.1) and a hand-written broken one."""
+127.0.0.1) and a hand-written broken one.
+
+This folder tests ``providerkit_nb/mcp/`` but is not named ``tests/mcp``: pytest puts ``tests/`` on
+``sys.path``, where a ``mcp`` package would shadow the MCP SDK."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from nbviews.chat_server import ChatServer, _frame, call_answer, text_answer
+from conversation.chat_server import ChatServer, _frame, call_answer, text_answer
 
 import providerkit_nb as pk
 from providerkit_nb.mcp import mcp_tools

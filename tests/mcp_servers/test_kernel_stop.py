@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from nbviews.chat_server import ChatServer, call_answer, text_answer
-from nbviews.test_kernel import Kernel
+from conversation.chat_server import ChatServer, call_answer, text_answer
+from notebook.test_kernel import Kernel
 
 from .conftest import DEMO, gone_within, wait_for
 

@@ -10,7 +10,8 @@ import json
 from typing import Any
 
 import httpx
-from cassette_loader import UPSTREAM, Case, cases, chopped_transport
+
+from .cassette_loader import UPSTREAM, Case, cases, chopped_transport
 
 __all__ = ["UPSTREAM", "Case", "anthropic_cases", "chopped", "serving", "sse", "events", "start", "text_block", "end"]
 

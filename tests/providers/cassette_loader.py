@@ -5,7 +5,7 @@ The reading itself is the library's (``providerkit_nb.testing.replay``: plain vc
 same bytes. This module adds what tests need at collection time: where the recordings are,
 one case per interaction, and transports that serve a recorded body in small pieces.
 
-    from cassette_loader import UPSTREAM, cassettes, cases, chopped_transport
+    from .cassette_loader import UPSTREAM, cassettes, cases, chopped_transport
 """
 
 from __future__ import annotations

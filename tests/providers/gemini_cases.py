@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from cassette_loader import UPSTREAM, Case, cases
+
+from .cassette_loader import UPSTREAM, Case, cases
 
 __all__ = ["UPSTREAM", "Case", "gemini_cases", "rechunk", "PieceStream", "serving"]
 

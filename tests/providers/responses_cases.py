@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 import httpx
-from cassette_loader import Case, ChoppedStream, cases
+
+from .cassette_loader import Case, ChoppedStream, cases
 
 __all__ = ["CASES", "Case", "serving", "sse"]
 

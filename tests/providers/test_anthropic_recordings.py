@@ -12,8 +12,6 @@ import json
 import re
 
 import pytest
-from anthropic_cases import UPSTREAM, anthropic_cases, chopped, serving
-from expectations.anthropic import expected_turn, sse_payloads
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import (
@@ -24,6 +22,9 @@ from providerkit_nb.core.turn import (
     collect_turn,
 )
 from providerkit_nb.providers import anthropic as a
+
+from .anthropic_cases import UPSTREAM, anthropic_cases, chopped, serving
+from .expectations.anthropic import expected_turn, sse_payloads
 
 CASES = anthropic_cases() if UPSTREAM.is_dir() else []
 OK = [c for c in CASES if c.status == 200]

@@ -10,7 +10,6 @@ import json
 
 import httpx
 import pytest
-from anthropic_cases import UPSTREAM, anthropic_cases, end, serving, sse, start, text_block
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ProviderError
@@ -29,6 +28,8 @@ from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.dialects import from_anthropic_messages
 from providerkit_nb.providers import anthropic as a
 from providerkit_nb.providers.base import CallOptions
+
+from .anthropic_cases import UPSTREAM, anthropic_cases, end, serving, sse, start, text_block
 
 SIG = "EqQBCkYIBxgCKkBsigned"
 THINK = {"type": "thinking", "thinking": "Check the file first.", "signature": SIG}

@@ -5,7 +5,6 @@ message_stop, several thinking blocks, and the non-streaming body."""
 from __future__ import annotations
 
 import pytest
-from anthropic_cases import end, events, serving, sse, start, text_block
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ProviderError, is_retryable
@@ -13,6 +12,8 @@ from providerkit_nb.core.messages import UserMessage
 from providerkit_nb.core.turn import Finish, TextDelta, TurnAssembler
 from providerkit_nb.providers import anthropic as a
 from providerkit_nb.providers.base import CallOptions
+
+from .anthropic_cases import end, events, serving, sse, start, text_block
 
 PROVIDER = a.AnthropicProvider(model="claude-sonnet-4-5", api_key="sk-ant-test-key", transport=serving(200, b""))
 

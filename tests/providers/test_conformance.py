@@ -19,12 +19,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from cassette_loader import Case, cases, chopped_transport
-from local_server import LocalServer
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.testing.replay import replay_interaction, wire_module
+
+from .cassette_loader import Case, cases, chopped_transport
+from .local_server import LocalServer
 
 ALL = cases()
 
@@ -49,7 +50,7 @@ ERROR_KINDS = {
 
 def _expectations(wire: str) -> Any | None:
     try:
-        return importlib.import_module(f"expectations.{wire}")
+        return importlib.import_module(f".expectations.{wire}", __package__)
     except ImportError:
         return None
 

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cassette_loader import OWN, chopped_transport
 
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.testing.replay import load_interactions, replay_interaction, route
+
+from .cassette_loader import OWN, chopped_transport
 
 README_CALL = '{"path": "README.md"}'
 

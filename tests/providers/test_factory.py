@@ -77,7 +77,7 @@ CHAT_SSE = (
 def test_openai_pointed_at_a_local_server_is_a_compatible_server_without_a_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from local_server import LocalServer
+    from .local_server import LocalServer
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with LocalServer() as srv:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import vcr
-from gemini_cases import rechunk, serving
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.messages import UserMessage
@@ -17,6 +16,8 @@ from providerkit_nb.core.rules import gemini as rules
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.providers.gemini import GeminiProvider
+
+from .gemini_cases import rechunk, serving
 
 OWN = Path(__file__).resolve().parents[2] / "cassettes"
 KEY = "AIza-test-not-a-key-42"

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from expectations.gemini import all_signatures, expected_turn, responses_of
-from gemini_cases import UPSTREAM, gemini_cases, rechunk, serving
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import gemini as g
+
+from .expectations.gemini import all_signatures, expected_turn, responses_of
+from .gemini_cases import UPSTREAM, gemini_cases, rechunk, serving
 
 CASES = list(gemini_cases(UPSTREAM)) if UPSTREAM.is_dir() else []
 OK = [c for c in CASES if c.status == 200]

@@ -6,7 +6,6 @@ import base64
 import json
 
 import pytest
-from gemini_cases import UPSTREAM, gemini_cases, serving
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.messages import (
@@ -23,6 +22,8 @@ from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import gemini as g
 from providerkit_nb.providers.base import CallOptions
+
+from .gemini_cases import UPSTREAM, gemini_cases, serving
 
 # the exact texts, pinned here (not imported from the code under test)
 BYPASS = "skip_thought_signature_validator"

@@ -20,13 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-from golden_dialects import (
-    ANTHROPIC_SIGNATURE,
-    DIALECTS,
-    GEMINI_CALL_SIGNATURE,
-    RESPONSES_REASONING_ITEM,
-)
-from local_server import LocalServer
 
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.core.messages import (
@@ -47,6 +40,14 @@ from providerkit_nb.providers.factory import preset
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+
+from .golden_dialects import (
+    ANTHROPIC_SIGNATURE,
+    DIALECTS,
+    GEMINI_CALL_SIGNATURE,
+    RESPONSES_REASONING_ITEM,
+)
+from .local_server import LocalServer
 
 # the exact texts, pinned here (not imported from the code under test)
 MAY_HAVE_RUN = (

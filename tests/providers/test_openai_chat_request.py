@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 import pytest
-from cassette_loader import cases
 
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.core.messages import (
@@ -29,6 +28,8 @@ from providerkit_nb.providers.openai_chat import (
     import_request,
     replay_provider,
 )
+
+from .cassette_loader import cases
 
 CALL = ToolCall("call_1", "read_file", '{"path": "a"}')
 

@@ -8,12 +8,13 @@ from typing import Any
 
 import httpx
 import pytest
-from cassette_loader import ChoppedStream
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.stream import TextDelta
+
+from .cassette_loader import ChoppedStream
 
 HELLO = [{"role": "user", "content": "hi"}]
 

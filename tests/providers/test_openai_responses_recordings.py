@@ -15,13 +15,14 @@ import json
 from typing import Any
 
 import pytest
-from expectations.openai_responses import expected_turn
-from responses_cases import CASES, Case, serving
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.openai_responses import import_request, matches, replay_provider
+
+from .expectations.openai_responses import expected_turn
+from .responses_cases import CASES, Case, serving
 
 OK = [c for c in CASES if 200 <= c.status < 300]
 FAILED = [c for c in CASES if c.status >= 400]

@@ -9,7 +9,6 @@ from typing import Any
 
 import httpx
 import pytest
-from responses_cases import serving, sse
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.messages import (
@@ -36,6 +35,8 @@ from providerkit_nb.providers.openai_responses import (
     to_responses_input,
     without_patterns,
 )
+
+from .responses_cases import serving, sse
 
 KEY = "sk-test-secret-key-0123456789abcdef"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg=="

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import vcr
 import yaml
-from responses_cases import CASES, Case
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.messages import (
@@ -30,6 +29,8 @@ from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.core.validate import validate_history
 from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.openai_responses import ResponsesProvider, from_responses_input
+
+from .responses_cases import CASES, Case
 
 OWN = Path(__file__).resolve().parents[2] / "cassettes"
 ACCEPTED = [c for c in CASES if 200 <= c.status < 300 and isinstance(c.request.get("input"), list)]

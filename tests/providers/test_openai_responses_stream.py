@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 import pytest
-from responses_cases import serving, sse
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import (
@@ -22,6 +21,8 @@ from providerkit_nb.core.turn import (
     collect_turn,
 )
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+
+from .responses_cases import serving, sse
 
 CREATED = {"type": "response.created", "response": {"id": "resp_1", "model": "gpt-5.5-2026-04-23", "status": "in_progress", "output": []}}
 USAGE = {"input_tokens": 120, "input_tokens_details": {"cached_tokens": 100}, "output_tokens": 40,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from local_server import LocalServer
 
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.core.messages import (
@@ -23,6 +22,8 @@ from providerkit_nb.providers.base import CallOptions, WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+
+from .local_server import LocalServer
 
 
 def _body(p: WireProvider, history: list[Any], **opts: Any) -> dict[str, Any]:

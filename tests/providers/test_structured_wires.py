@@ -9,7 +9,6 @@ import json
 from typing import Any
 
 import pytest
-from cassette_loader import UPSTREAM, cases, chopped_transport
 
 import providerkit_nb.structured as pk_structured
 from providerkit_nb.core.messages import SystemMessage, UserMessage
@@ -23,6 +22,8 @@ from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
 from providerkit_nb.structured import JsonFormat
+
+from .cassette_loader import UPSTREAM, cases, chopped_transport
 
 PERSON = {
     "type": "object",

@@ -1,9 +1,17 @@
-"""Shared helpers for the part-1 transcript tests: where the fixtures are, raw JSONL reading
-(independent of the code under test), and cutting lines out of a copy."""
+"""Shared helpers for the transcript tests: where the fixtures are (one folder: files written by
+the real tools and libraries, each labelled in ``fixtures/VERSIONS.json``), raw JSONL reading
+(independent of the code under test), cutting lines out of a copy, and the interop gate.
+
+Expectations are derived in each test from the raw file (its JSON, its SQLite rows), never from
+what the importer returned before.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +19,8 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def raw_lines(path: Path) -> list[dict[str, Any]]:
@@ -44,6 +54,35 @@ def cut(src: Path, dst: Path, drop: Callable[[dict[str, Any]], bool]) -> list[di
     return dropped
 
 
+def need(module: str) -> None:
+    """The interop tests need the real framework: skip locally without it, fail under CI."""
+    if importlib.util.find_spec(module) is None:
+        reason = f"{module} is not installed (pip install -e '.[interop]')"
+        if IN_CI:
+            pytest.fail(f"CI=true but {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+def pg_dsn() -> str:
+    from store.conftest import (
+        require_pg,  # the suite's one PostgreSQL gate (skip locally, fail in CI)
+    )
+
+    return require_pg()
+
+
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture
+def fixture_copy(tmp_path: Path) -> Any:
+    """A copy of a fixture in tmp_path, for variants cut in the test."""
+
+    def copy(name: str) -> Path:
+        dst = tmp_path / name
+        shutil.copy(FIXTURES / name, dst)
+        return dst
+
+    return copy

@@ -16,8 +16,10 @@ from providerkit_nb.messages import MessageFormatError, loads
 from providerkit_nb.store import read_jsonl
 from providerkit_nb.transcripts import TranscriptError, TranscriptTruncated, load
 
+from .conftest import FIXTURES
+
 REPO = Path(__file__).resolve().parents[2]
-PYDANTIC_AI = REPO / "tests" / "transcripts_part2" / "fixtures" / "pydantic_ai_complete.json"
+PYDANTIC_AI = FIXTURES / "pydantic_ai_complete.json"
 DEPTH = 5000
 
 

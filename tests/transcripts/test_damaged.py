@@ -18,7 +18,7 @@ from .conftest import FIXTURES
 
 JUNK: list[Any] = [None, 0, -1.5, True, "", "x", [], [1], {}, {"type": None}, {"type": "text"}]
 TEXT_FIXTURES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".json", ".jsonl") and p.name != "VERSIONS.json")
-FORMAT = {"claude": "claude_code", "codex": "codex", "vercel": "vercel_ui"}
+FORMAT = {"claude": "claude_code", "codex": "codex", "vercel": "vercel_ui", "langchain": "langchain", "pydantic": "pydantic_ai"}
 
 
 def _mutate(o: Any, rng: random.Random, p: float) -> Any:

@@ -17,7 +17,7 @@ from providerkit_nb.transcripts.base import TranscriptError
 from .conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
-DIRS = [FIXTURES, REPO / "notebooks" / "transcripts", REPO / "tests" / "transcripts_part2" / "fixtures"]
+DIRS = [FIXTURES, REPO / "notebooks" / "transcripts"]
 
 
 def _expected(path: Path) -> str | None:

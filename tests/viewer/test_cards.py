@@ -10,7 +10,7 @@ import providerkit_nb as pk
 from providerkit_nb.core.messages import ensure_messages
 from providerkit_nb.viewer import build_page, report_html, static_html, text_summary
 
-FIXTURES = Path(__file__).resolve().parents[1] / "transcripts_part2" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "transcripts" / "fixtures"
 
 
 def _broken() -> list[dict]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cassette_loader import OWN, UPSTREAM
+from providers.cassette_loader import OWN, UPSTREAM
 
 from providerkit_nb.testing.replay import load_interactions, replay_interaction
 
@@ -99,7 +99,7 @@ def test_unbuilt_wire_is_reported_not_skipped(tmp_path: Path) -> None:
 
 
 def test_cut_stream_keeps_a_partial_for_display() -> None:
-    from cassette_loader import chopped_transport
+    from providers.cassette_loader import chopped_transport
 
     import providerkit_nb as pk
     from providerkit_nb.core.errors import ProviderError

@@ -1,4 +1,4 @@
-"""Detection never confuses a part-2 fixture with another format (the loose dialects tried last
+"""Detection never confuses a fixture file with another format (the loose dialects tried last
 are left out: order puts them after every specific format)."""
 
 from __future__ import annotations
@@ -23,12 +23,20 @@ EXPECTED = {
     "langgraph_died.sqlite": "langgraph_sqlite",
     "llm_logs_0.36.db": "llm_logs",
     "llm_logs_0.31.db": "llm_logs",
+    "claude_code_killed_mid_tool.jsonl": "claude_code",
+    "codex_turn_aborted.jsonl": "codex",
+    "openai_agents_sessions.db": "openai_agents",
+    "openai_agents_custom_tables.db": "openai_agents",
+    "vercel_ui_approval.json": "vercel_ui",
+    "vercel_ui_complete.json": "vercel_ui",
+    "vercel_ui_interrupted.json": "vercel_ui",
+    "vercel_ui_tool_error.json": "vercel_ui",
 }
 LOOSE = {"responses", "anthropic", "gemini", "openai_chat", "canonical"}
 
 
 def test_every_fixture_is_listed() -> None:
-    on_disk = {p.name for p in FIXTURES.iterdir() if p.name != "VERSIONS.json"}
+    on_disk = {p.name for p in FIXTURES.iterdir() if p.is_file() and p.name != "VERSIONS.json"}
     assert on_disk == set(EXPECTED)
 
 

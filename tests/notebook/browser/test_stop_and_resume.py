@@ -1,6 +1,6 @@
 """The session of a new user, replayed in a real JupyterLab in Debian's Chromium: an agent with
 a read-only tool and an e-mail tool behind ``approve="ask"``, against a local OpenAI-compatible
-server (``tests/nbviews/chat_server.py``) on 127.0.0.1.
+server (``tests/conversation/chat_server.py``) on 127.0.0.1.
 
 1. Send; approve the e-mail in the widget; press Stop while the tool runs. The tool is stopped
    where it runs: the e-mail file is never written, the approval box and the live display end in
@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from nbviews.chat_server import ChatServer, call_answer, text_answer
+from conversation.chat_server import ChatServer, call_answer, text_answer
 
 from .test_jupyterlab import _RUN_CELL, OUTPUT, _open_notebook, lab  # noqa: F401 - the fixture
 

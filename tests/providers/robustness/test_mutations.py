@@ -20,12 +20,12 @@ from typing import Any
 
 import httpx
 import pytest
-from cassette_loader import OWN, UPSTREAM, Case, ChoppedStream, cases
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.testing.replay import wire_module
 
+from ..cassette_loader import OWN, UPSTREAM, Case, ChoppedStream, cases
 from .mutants import KINDS, SINGLE, Mutant, mutate
 
 SEED = int(os.environ.get("PROVIDERKIT_MUTATION_SEED", "20261203"))

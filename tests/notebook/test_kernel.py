@@ -9,8 +9,7 @@ import os
 import time
 
 import pytest
-
-from .chat_server import ChatServer, call_answer, text_answer
+from conversation.chat_server import ChatServer, call_answer, text_answer
 
 pytestmark = pytest.mark.timeout(180)
 

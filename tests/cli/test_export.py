@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from .conftest import FIXTURES, REPO
+from transcripts.conftest import FIXTURES, REPO
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 OUTPUT = REPO / "test-output"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 

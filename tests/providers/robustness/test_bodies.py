@@ -10,13 +10,14 @@ from typing import Any
 
 import httpx
 import pytest
-from local_server import LocalServer
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ProviderError, is_retryable
 from providerkit_nb.core.messages import MessageFormatError
 from providerkit_nb.messages import loads
 from providerkit_nb.transport.classify import http_error, stream_error
+
+from ..local_server import LocalServer
 
 HI = [{"role": "user", "content": "hi"}]
 GOOD_SSE = b'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'

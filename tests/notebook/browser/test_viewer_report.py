@@ -21,9 +21,9 @@ import pytest
 
 import providerkit_nb as pk
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 OUTPUT = REPO / "test-output"
-FIXTURES = REPO / "tests" / "transcripts_part2" / "fixtures"
+FIXTURES = REPO / "tests" / "transcripts" / "fixtures"
 WIDTH = 1400
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]

@@ -19,7 +19,7 @@ from store.conftest import require_pg  # the suite's one PostgreSQL gate (skip l
 from . import stub as stub_module
 from .stub import URL_ENV, StubProvider
 
-TESTS = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

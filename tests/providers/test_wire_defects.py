@@ -12,7 +12,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from local_server import LocalServer
 
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.core.messages import UserMessage
@@ -22,6 +21,8 @@ from providerkit_nb.providers.base import CallOptions, WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+
+from .local_server import LocalServer
 
 HI = [UserMessage("hi")]
 

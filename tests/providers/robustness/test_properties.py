@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx
 import pytest
-from cassette_loader import OWN, Case, ChoppedStream, cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,8 @@ from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.testing.replay import wire_module
 from providerkit_nb.transport.sse import iter_sse
+
+from ..cassette_loader import OWN, Case, ChoppedStream, cases
 
 SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

@@ -3,7 +3,7 @@ that record what they were asked to do, so a test can tell a call that ran from 
 
 The provider is simulate.ScriptedProvider (the project's deterministic teaching provider): these
 tests are about who decides and what is saved, not about a wire. The wire-level version runs in a
-real kernel against a real HTTP server (tests/nbviews/test_kernel.py).
+real kernel against a real HTTP server (tests/notebook/test_kernel.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The notebook layer draws the same as HTML in place (``notebook/live.py``); both are a ``Live``:
 ``turn(assembler, final)`` while a turn streams, ``tool(call, status, result)`` as each call
 starts and ends, ``stopped(asm)`` when Stop lands in a stream, ``note(text)`` for what a person
-must know now (a tool that cannot be stopped). The facade never needs to know which one it has.
+must know now (a tool that cannot be stopped), ``question(call)`` just before a person is asked
+about a call. The facade never needs to know which one it has.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ class Live:
         return None
 
     def note(self, text: str) -> None:
+        return None
+
+    def question(self, call: ToolCall) -> None:
+        """A person is about to be asked about ``call`` (approve="ask"): the question is shown
+        next, so what the display draws afterwards must come after it, where the call is."""
         return None
 
 

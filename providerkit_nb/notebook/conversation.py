@@ -40,6 +40,7 @@ class Conversation(conversation.Conversation):
         from ..conversation.approval import hints_of
         from .approval import ask_interactive
 
+        self._live.question(call)  # the box goes where the call is, not below the whole send
         return ask_interactive(call, hints=hints_of(self.tools, call.name))
 
     def view(self) -> HistoryView:

@@ -74,6 +74,10 @@ class Inspection(_analysis.Inspection):
         """The widget, plus static HTML and text a saved or exported notebook keeps."""
         return self.view._repr_mimebundle_(include, exclude)
 
+    def _ipython_display_(self) -> None:
+        """The view's two outputs (static cards, then the widget)."""
+        self.view._ipython_display_()
+
 
 def inspect(source: Any, **options: Any) -> Inspection:
     """Load a transcript, list what a provider would refuse in it, repair it; show it in a view.

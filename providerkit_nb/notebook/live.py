@@ -125,6 +125,18 @@ class NotebookLive(Live):
         self._notes.append(f'<div class="pk-note" style="color:#997404">{html.escape(text)}</div>')
         self._draw()
 
+    def question(self, call: ToolCall) -> None:
+        """The approval box is displayed next, under this display: what is drawn so far (the
+        turn that made the call) stays above it, and the call's status lines and everything
+        after are drawn in a new display below it, so the box sits where the call is. In a
+        view's own area (``into``) the box is shown by the view itself: nothing to split."""
+        if self._into is not None or self._handle is None:
+            return
+        self._current = ""  # a half-drawn line is drawn again in the part below
+        self._draw()
+        self._handle = None
+        self._done, self._notes = [], []
+
     def _draw(self) -> None:
         body = "".join(self._done) + self._current + "".join(self._notes)
         if self._into is not None:

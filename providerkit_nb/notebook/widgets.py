@@ -243,6 +243,7 @@ class HistoryView:
         # The view's own output: what Resume runs is drawn here, and a question it must ask is
         # shown here, answered by its own buttons (a button's callback never waits).
         self.live = w.HTML(value="")
+        self.hide_static = w.HTML(value="")  # set when displayed: hides the static twin
         self.asks = w.VBox([])
         self.settle_box = w.VBox([])
         if self.conversation is None:  # a plain list of messages has nothing to resume
@@ -251,6 +252,7 @@ class HistoryView:
         self.root = w.VBox(
             [
                 self.title,
+                self.hide_static,
                 self.findings,
                 self.actions,
                 self.asks,
@@ -585,6 +587,27 @@ class HistoryView:
         data["text/html"] = static_html(page)
         data["text/plain"] = text_summary(page)
         return data
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the static cards, then the widget alone. A page that saved the widget
+        state (``jupyter nbconvert --execute``'s default) renders only the widget of an output
+        that has one, through a script from a CDN: offline it stays blank, so the cards must be
+        an output of their own. Where the widget does render it hides them (a style in it
+        names this display), so a live notebook shows the view once."""
+        from uuid import uuid4
+
+        from IPython.display import display
+
+        page = self.cards_page()
+        key = uuid4().hex
+        show: Callable[..., Any] = display  # IPython's display is untyped
+        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page)}</div>',
+              "text/plain": text_summary(page)}, raw=True)
+        self.hide_static.value = f'<style>.jp-OutputArea-child:has(.pk-static[data-pk-view="{key}"]),' \
+            f' .pk-static[data-pk-view="{key}"] {{display: none}}</style>'
+        show({"application/vnd.jupyter.widget-view+json":
+              {"model_id": self.root.model_id, "version_major": 2, "version_minor": 0},
+              "text/plain": "(the interactive view: run the cell to use it)"}, raw=True)
 
 
 class StoreBrowser:

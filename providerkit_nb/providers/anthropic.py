@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
+from ..core.json_input import JsonInputError
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -506,7 +507,9 @@ class AnthropicProvider(WireProvider):
         for ev in events:
             try:
                 d = loads(ev.data)
-            except ValueError:
+            except ValueError as exc:
+                if isinstance(exc, JsonInputError) and exc.too_deep:
+                    raise  # JSON, but nested beyond reading: a malformed response, not a keep-alive
                 continue  # not JSON: a keep-alive
             kind = d.get("type") if type(d) is dict else None
             if kind == "content_block_delta":

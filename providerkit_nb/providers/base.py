@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, cast
 
 from ..core.errors import ErrorKind, ProviderError
+from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
 from ..core.structured import JSON_WITH_TOOLS, JsonFormat, json_format
@@ -518,8 +519,8 @@ class WireProvider(Provider):
         if opts.on_activity is not None:
             opts.on_activity()
         try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, or nested too deep
+            data = read_json(raw)
+        except JsonInputError as exc:  # not JSON, not UTF-8, or nested too deep
             raise malformed(
                 self.id, "response body", f"not JSON ({exc})", raw[:2000].decode("utf-8", "replace"),
                 secrets=self.secrets,

@@ -266,14 +266,20 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _compatible(row: PresetRow, base_url: str) -> PresetRow:
-    """``pk.openai(base_url=...)`` on a server that is not OpenAI's: the generic compatible
-    row (json_object plus the schema prompt, no prompt_cache_key, max_tokens), the key still
-    read from OPENAI_API_KEY as the OpenAI SDK does. Keywords (id=, json_mode=, cache_key=...)
-    still win."""
+def _compatible(row: PresetRow, base_url: str, kw: dict[str, Any]) -> PresetRow:
+    """``pk.openai(base_url=...)`` or ``pk.responses(base_url=...)`` on a server that is not
+    OpenAI's: no OpenAI-only fields (prompt_cache_key), the key still read from OPENAI_API_KEY
+    as the OpenAI SDK does. Chat gets the generic compatible row (json_object plus the schema
+    prompt, max_tokens); Responses its own id, so OpenAI's encrypted reasoning is not replayed
+    there. Keywords (id=, json_mode=, cache_key=...) still win: ``id=`` of the OpenAI row
+    keeps OpenAI's behaviour (a proxy in front of OpenAI)."""
     if urlsplit(base_url).hostname == urlsplit(row.base_url).hostname:
         return row
-    return replace(_GENERIC_CHAT, base_url=base_url, env_keys=row.env_keys, require_key=True)
+    if row.wire == "openai_chat":
+        return replace(_GENERIC_CHAT, base_url=base_url, env_keys=row.env_keys, require_key=True)
+    if kw.get("id") == row.id:
+        return row
+    return replace(row, id="responses-compatible", base_url=base_url, cache_key=False, notes="")
 
 
 def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, Any]) -> WireProvider:
@@ -282,8 +288,8 @@ def _construct(default_preset: str, wire: str, model: str | None, kw: dict[str, 
     if base_url and is_loopback(base_url) and kw.get("require_key") is None:
         kw["require_key"] = False  # a server on this machine: a key only when one is given
     if row is not None and row.wire == wire:
-        if wire == "openai_chat" and base_url:
-            row = _compatible(row, base_url)
+        if wire in ("openai_chat", "openai_responses") and base_url:
+            row = _compatible(row, base_url, kw)
         return row.build(model=model, **kw)
     cls = wire_class(wire)
     if not model:

@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
+from ..core.json_input import JsonInputError, read_json
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -215,8 +216,8 @@ def _args_object(raw: str) -> dict[str, Any]:
     if not raw or not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = read_json(raw)
+    except JsonInputError:
         from ..core.tool_args import parse_tool_args
 
         return parse_tool_args(raw)
@@ -225,8 +226,8 @@ def _args_object(raw: str) -> dict[str, Any]:
 
 def _response_object(content: str) -> dict[str, Any]:
     try:
-        value = json.loads(content)
-    except ValueError:
+        value = read_json(content)
+    except JsonInputError:
         return {"output": content}
     return value if isinstance(value, dict) else {"output": value}
 
@@ -237,8 +238,8 @@ def _content_from_response(response: Any) -> str:
         out = response["output"]
         if isinstance(out, str):
             try:
-                json.loads(out)
-            except ValueError:
+                read_json(out)
+            except JsonInputError:
                 return out
             return _dumps(out)  # "15" the string, not 15 the number
         return _dumps(out)
@@ -640,7 +641,9 @@ class GeminiProvider(WireProvider):
                     continue  # keep-alive or other noise: not JSON
                 try:
                     obj = loads(data)
-                except ValueError:
+                except ValueError as exc:
+                    if isinstance(exc, JsonInputError) and exc.too_deep:
+                        raise  # JSON, but nested beyond reading: a malformed response
                     continue
                 if type(obj) is dict:
                     um = obj.get("usageMetadata")

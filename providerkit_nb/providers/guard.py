@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, Error, ErrorKind, ProviderError
+from ..core.json_input import JsonInputError, read_json
 from ..core.turn import (
     Chunk,
     Finish,
@@ -172,8 +173,8 @@ def _detail(exc: BaseException) -> str:
 
 def _event_type(ev: SSEEvent) -> str | None:
     try:
-        obj = json.loads(ev.data)
-    except (ValueError, RecursionError):
+        obj = read_json(ev.data)
+    except JsonInputError:
         obj = None
     t = obj.get("type") if isinstance(obj, dict) else None
     if isinstance(t, str) and t:

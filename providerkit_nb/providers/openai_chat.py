@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
+from ..core.json_input import JsonInputError, read_json
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -95,9 +96,13 @@ _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scan
 
 
 def _loads_or_none(data: str) -> Any:
+    """A frame the C scanner did not take (the rare case): not JSON is a keep-alive (None);
+    nested beyond reading is an error (read_json's JsonInputError, a ValueError)."""
     try:
-        return json.loads(data)
-    except ValueError:
+        return read_json(data)
+    except JsonInputError as exc:
+        if exc.too_deep:
+            raise
         return None
 
 
@@ -496,7 +501,7 @@ class OpenAIChatProvider(WireProvider):
                 raise stream_error(pid, data, secrets=self.secrets)
             try:
                 obj, end = scan(data, 0)
-            except (StopIteration, ValueError):
+            except (StopIteration, ValueError, RecursionError):
                 obj = _loads_or_none(data)
                 end = -1
             if type(obj) is not dict:

@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
+from ..core.json_input import JsonInputError
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -519,7 +520,9 @@ class ResponsesProvider(WireProvider):
                 continue
             try:
                 obj = loads(data)
-            except ValueError:
+            except ValueError as exc:
+                if isinstance(exc, JsonInputError) and exc.too_deep:
+                    raise  # JSON, but nested beyond reading: a malformed response
                 continue  # keep-alive or junk: not an event
             if type(obj) is not dict:
                 continue

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
+from ..core.rules.gemini import RESPONSE_COUNT
 from ..core.validate import DANGLING_CALL, Problem
 from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
 from .base import Marker
@@ -222,10 +223,33 @@ def inspect_transcript(
     )
 
 
+def _count_rule_absorbed(problems: list[Any], messages: list[Message]) -> list[Any]:
+    """Gemini's response-count rule names no call: it is the same finding as ``dangling_call``
+    only when it points at the same assistant message and every call of that message lacks a
+    result; then its wording goes on the ``dangling_call`` finding(s) and it is dropped."""
+    counts = [p for p in problems if p.rule == RESPONSE_COUNT.id]
+    if not counts:
+        return problems
+    out = list(problems)
+    for c in counts:
+        m = messages[c.index] if 0 <= c.index < len(messages) else None
+        calls = m.tool_calls if isinstance(m, AssistantMessage) else None
+        mine = [k for k, p in enumerate(out) if p.rule == DANGLING_CALL and p.index == c.index]
+        named = {x.id for x in calls or () for k in mine if repr(x.id) in out[k].message}
+        if not calls or named != {x.id for x in calls}:
+            continue
+        for k in mine:
+            p = out[k]
+            out[k] = Problem(p.rule, p.index, p.message, p.provider_wording or c.provider_wording)
+        out.remove(c)
+    return out
+
+
 def _one_finding_per_call(problems: list[Any], messages: list[Message]) -> list[Any]:
     """One broken call is one finding: the generic ``dangling_call`` (it names the call and
     what repair does) with the wire rule's provider wording attached, instead of a second
     finding from the wire's own dangling rule about the same call."""
+    problems = _count_rule_absorbed(problems, messages)
     wire = [p for p in problems if p.rule != DANGLING_CALL and any(k in p.rule for k in _DANGLING_RULES)]
     if not wire:
         return problems

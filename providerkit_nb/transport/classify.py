@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.errors import BODY_LIMIT, ErrorKind, ProviderError
+from ..core.json_input import JsonInputError, read_json
 from .retry_after import rate_limit_info, should_retry
 from .scrub import scrub
 
@@ -203,8 +204,8 @@ def _find_error_obj(data: Any) -> dict[str, Any] | None:
 def error_message_of(body: str) -> str | None:
     """The human sentence inside a JSON error body, if there is one."""
     try:
-        data = json.loads(body)
-    except (ValueError, TypeError, RecursionError):
+        data = read_json(body)
+    except JsonInputError:
         return None
     obj = _find_error_obj(data)
     if obj is None:
@@ -420,10 +421,11 @@ def http_error(
     said = " ".join(said.split())[:MESSAGE_LIMIT]
     message = f"{provider} {status}: {said}" if said else f"{provider} {status}"
     code = None
-    try:
-        code = _code_of(_find_error_obj(json.loads(body))) if title is None and body else None
-    except (ValueError, TypeError, RecursionError):
-        code = None
+    if title is None and body:
+        try:
+            code = _code_of(_find_error_obj(read_json(body)))
+        except JsonInputError:
+            code = None
     retry_after, reset_at, window = rate_limit_info(headers, body, now)
     if kind not in (ErrorKind.RATE, ErrorKind.QUOTA):
         reset_at = window = None  # a 529 must not bench a model for days
@@ -456,8 +458,8 @@ def stream_error(
     if isinstance(payload, str | bytes):
         raw = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else payload
         try:
-            payload = json.loads(raw)
-        except (ValueError, RecursionError):  # not JSON, or nested beyond reading
+            payload = read_json(raw)
+        except JsonInputError:  # not JSON, or nested beyond reading
             payload = {"message": raw}
     try:
         text = scrub(json.dumps(payload, ensure_ascii=False, default=str), secrets)

@@ -7,7 +7,6 @@ Anthropic's unified and ChatGPT's codex usage windows) and from the body (Gemini
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -15,6 +14,8 @@ from collections.abc import Mapping
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
+
+from ..core.json_input import JsonInputError, read_json
 
 __all__ = [
     "retry_after_from_headers",
@@ -133,8 +134,8 @@ def retry_after_from_body(body: str, now: float | None = None) -> tuple[float | 
         return None, None
     now = time.time() if now is None else now
     try:
-        data = json.loads(body)
-    except (ValueError, TypeError, RecursionError):
+        data = read_json(body)
+    except JsonInputError:
         data = None
     for obj in (data.get("error") if isinstance(data, dict) else None, data):
         if not isinstance(obj, dict):

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from ..core.fastjson import loads as _fast_loads
+from ..core.json_input import JsonInputError, read_json
 
 __all__ = ["SSEEvent", "StreamPosition", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
 
@@ -27,11 +28,11 @@ _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 def _std_loads(data: str) -> Any:
     """The C scanner called directly, without the two whitespace regex passes of
     ``json.loads`` around it (a third cheaper); anything it does not take (leading whitespace,
-    not JSON) goes to ``json.loads``, so errors are the usual ValueError."""
+    not JSON, nested too deeply) goes to ``read_json``, so errors are one ValueError."""
     try:
         return _SCAN(data, 0)[0]
-    except (StopIteration, ValueError):
-        return json.loads(data)
+    except (StopIteration, ValueError, RecursionError):
+        return read_json(data)  # the rare case, read the one safe way: a JsonInputError (ValueError)
 
 
 def loads_data(data: str) -> Any:
@@ -202,15 +203,13 @@ def iter_json_array(chunks: Iterable[bytes], provider: str = "stream") -> Iterat
             code=MALFORMED_CODE,
         )
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(exc.doc.rstrip()):  # it stopped where the bytes stopped: a cut
+        data = read_json(body)
+    except JsonInputError as exc:
+        if exc.truncated:  # it stopped where the bytes stopped: a cut
             raise ProviderError(
                 provider, ErrorKind.NETWORK, f"{provider}: the JSON stream ended before the turn did ({exc})"
             ) from exc
         raise _not_json(provider, f"not JSON ({exc})", text) from exc
-    except (ValueError, RecursionError) as exc:  # not UTF-8, or nested beyond reading
-        raise _not_json(provider, f"not readable JSON ({exc})", text) from exc
     if isinstance(data, list):
         yield from data
     else:

@@ -22,7 +22,7 @@ TRANSCRIPTS = Path(__file__).resolve().parents[2] / "notebooks" / "transcripts"
         ("openai_chat_dangling_call.json", "openai_chat", {"dangling_call"}),
         ("responses_dangling_call.json", "responses", {"dangling_call"}),
         ("anthropic_orphan_result.json", "anthropic", {"orphan_result", "empty_assistant", "anthropic.orphan_tool_result"}),
-        ("gemini_unanswered_call.json", "gemini", {"dangling_call", "gemini.function_response_count"}),
+        ("gemini_unanswered_call.json", "gemini", {"dangling_call"}),
     ],
 )
 def test_inspect_names_each_fault_with_the_provider_wording(name, fmt, rules):
@@ -48,6 +48,34 @@ def test_the_dangling_openai_call_gets_the_right_words():
     wording = report.problems[0].provider_wording
     assert "must be followed by tool messages responding to each 'tool_call_id'" in wording
     assert "call_tag_1" in wording
+
+
+def test_the_unanswered_gemini_call_is_one_finding_with_gemini_wording():
+    report = pk.inspect(TRANSCRIPTS / "gemini_unanswered_call.json")
+    assert [(p.rule, p.index) for p in report.problems] == [("dangling_call", 2)]
+    assert report.problems[0].provider_wording.startswith(
+        "Please ensure that the number of function response parts is equal to the number of function call parts"
+    )
+
+
+def test_a_gemini_count_finding_stays_when_not_every_call_of_the_message_lacks_a_result(tmp_path):
+    """The count rule names no call: it is attached only when all calls of its message are
+    unanswered; with one of two answered, both findings stay (each says something else)."""
+    import json
+
+    path = tmp_path / "two_calls.json"
+    path.write_text(json.dumps({"contents": [
+        {"role": "user", "parts": [{"text": "Weather in Lisbon and Porto?"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Lisbon"}}, "thoughtSignature": "c2ln"},
+            {"functionCall": {"name": "get_weather", "args": {"city": "Porto"}}},
+        ]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "get_weather", "response": {"t": 20}}}]},
+    ]}))
+    report = pk.inspect(path)
+    assert report.format == "gemini"
+    assert sorted(p.rule for p in report.problems) == ["dangling_call", "gemini.function_response_count"]
+    assert next(p for p in report.problems if p.rule == "dangling_call").provider_wording in (None, "")
 
 
 def test_inspect_reads_our_jsonl_export(tmp_path):

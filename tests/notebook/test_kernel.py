@@ -273,3 +273,65 @@ convo = pk.Conversation(store, "u", provider, tools)
             assert k.value("int(pk.usage_frame(convo)['calls'][0])") == 2
         finally:
             k.close()
+
+
+def test_the_approval_box_sits_where_its_call_is_in_the_live_display(tmp_path):
+    """approve="ask" with the live display on, in a real kernel: the question is displayed right
+    after the display that shows the turn making the call, and the call's status line and the
+    next answer are drawn in a display after the question, never back into the one above it.
+    The Approve click is the widget protocol's own message (what JupyterLab sends)."""
+    db = tmp_path / "o.providerkit.sqlite"
+    answers = [
+        call_answer("call_o_1", "write_note", json.dumps({"path": "n.txt"})),
+        text_answer(["Note ", "written."]),
+    ]
+    code = f"""
+import providerkit_nb as pk
+tools = pk.ToolRegistry([pk.define_tool("write_note", "Write a note.",
+    {{"type": "object", "properties": {{"path": {{"type": "string"}}}}, "required": ["path"]}},
+    lambda args: "wrote " + args["path"])])
+store = pk.NotebookStore({str(db)!r})
+provider = pk.openai(model="test-model", base_url=BASE, api_key="test-key")
+convo = pk.Conversation(store, "o", provider, tools, approve="ask")
+"""
+    with ChatServer(answers) as server:
+        k = Kernel(tmp_path)
+        try:
+            assert k.run(code.replace("BASE", repr(server.base_url)))["status"] == "ok"
+            mid = k.start("convo.send('Write the note'); None")
+            is_widget = lambda m: (m["msg_type"] == "display_data"  # noqa: E731
+                                   and "application/vnd.jupyter.widget-view+json" in m["content"]["data"])
+            seen = _iopub_until(k, is_widget)
+            approve = next(
+                m["content"]["comm_id"] for m in seen
+                if m["msg_type"] == "comm_open"
+                and m["content"]["data"].get("state", {}).get("description") == "Approve"
+            )
+            msg = k.kc.session.msg("comm_msg", {"comm_id": approve, "data": {"method": "custom", "content": {"event": "click"}}})
+            k.kc.shell_channel.send(msg)
+            seen += _iopub_until(k, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                                 and m["parent_header"].get("msg_id") == mid, timeout=60)
+            assert k.reply(mid)["status"] == "ok"
+        finally:
+            k.close()
+    mine = [m for m in seen if m["parent_header"].get("msg_id") == mid
+            and m["msg_type"] in ("display_data", "update_display_data")]
+
+    def display_id(m):
+        return m["content"].get("transient", {}).get("display_id")
+
+    order = []  # (what, display id) in the order the notebook shows them
+    for m in mine:
+        if m["msg_type"] == "display_data":
+            order.append(("box" if "application/vnd.jupyter.widget-view+json" in m["content"]["data"] else "live",
+                          display_id(m)))
+    assert [what for what, _ in order] == ["live", "box", "live"], order
+    above, below = order[0][1], order[2][1]
+    box_at = next(i for i, m in enumerate(mine) if "application/vnd.jupyter.widget-view+json" in m["content"]["data"])
+    after_box = [m for m in mine[box_at + 1:] if "text/html" in m["content"]["data"]]
+    assert all(display_id(m) == below for m in after_box), "drawn back above the question"
+    assert not any(display_id(m) == above for m in after_box)
+    last_above = [m for m in mine[:box_at] if display_id(m) == above][-1]["content"]["data"]["text/html"]
+    assert "write_note" in last_above  # the turn that made the call, above the question
+    last_below = after_box[-1]["content"]["data"]["text/html"]
+    assert 'data-status="done"' in last_below and "wrote n.txt" in last_below and "Note written." in last_below

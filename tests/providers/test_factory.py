@@ -130,3 +130,43 @@ def test_the_missing_key_error_points_to_what_needs_no_key(monkeypatch: pytest.M
     assert pk.gemini(model="m", base_url="http://localhost:9").id == "gemini"
     with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY"):
         pk.anthropic(model="m", base_url="https://anthropic-proxy.example.com")
+
+
+RESPONSES_SSE = (
+    b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","item_id":"m",'
+    b'"content_index":0,"delta":"Ada"}\n\n'
+    b'event: response.completed\ndata: {"type":"response.completed","response":{"status":"completed"}}\n\n'
+)
+
+
+def test_responses_pointed_at_another_server_sends_no_openai_only_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like ``pk.openai``: a base URL that is not OpenAI's gets no prompt_cache_key (checked in
+    the body a real local server received), unless told otherwise."""
+    import json
+
+    from .local_server import LocalServer
+
+    from providerkit_nb.providers.base import CallOptions
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with LocalServer() as srv:
+        srv.answer(200, RESPONSES_SSE)
+        p = pk.responses(model="local", base_url=srv.url + "/v1")
+        turn = pk.collect_turn(p.create_stream([pk.UserMessage("Who wrote the first program?")]))
+        assert turn.message.content == "Ada"
+        path, _headers, raw = srv.requests[0]
+    body = json.loads(raw)
+    assert path == "/v1/responses"
+    assert "prompt_cache_key" not in body
+    assert p.id != "openai-responses"  # OpenAI's encrypted reasoning is not replayed to another server
+    msgs = [pk.UserMessage("hi")]
+    remote = pk.responses(model="m", base_url="https://llm.example.com/v1", api_key="k")
+    assert "prompt_cache_key" not in remote.build_request(msgs, None, CallOptions(), stream=True).body
+    # told otherwise: a proxy in front of OpenAI keeps OpenAI's behaviour
+    for told in (
+        pk.responses(model="m", base_url="https://proxy.example.com/v1", api_key="k", id="openai-responses"),
+        pk.responses(model="m", base_url="https://proxy.example.com/v1", api_key="k", cache_key=True),
+        pk.responses(model="m", base_url="https://api.openai.com/v1", api_key="k"),
+        pk.responses(model="m", api_key="k"),
+    ):
+        assert "prompt_cache_key" in told.build_request(msgs, None, CallOptions(), stream=True).body

@@ -134,7 +134,7 @@ def test_repair_in_jupyterlab(lab, tmp_path):
             status = page.locator(".widget-label", has_text="repaired:")
             status.first.wait_for(timeout=60_000)
             # the cards: a badge per kind of change on the rows repair touched
-            badges = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-']")
+            badges = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-'] >> visible=true")
             badges.first.wait_for(timeout=60_000)
             kinds = sorted({
                 c[len("pk-k-"):] for i in range(badges.count())
@@ -238,7 +238,7 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
             )
             started = time.monotonic()
             page.evaluate(_RUN_CELL, 1)
-            before_rows = page.locator(".pk-view .pk-row")
+            before_rows = page.locator(".pk-view .pk-row >> visible=true")
             before_rows.first.wait_for(timeout=120_000)
             timings["run to table painted"] = time.monotonic() - started
             painted = before_rows.count()
@@ -252,7 +252,7 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
             started = time.monotonic()
             repair.click()
             page.locator(".widget-label", has_text="repaired:").first.wait_for(timeout=60_000)
-            changed = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-']")
+            changed = page.locator(".pk-view .pk-card .pk-badge[class*='pk-k-'] >> visible=true")
             changed.first.wait_for(timeout=60_000)
             timings["Repair click to repaired rows"] = time.monotonic() - started
             kinds = sorted({

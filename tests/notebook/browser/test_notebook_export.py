@@ -130,3 +130,37 @@ def test_the_crash_lessons_show_what_was_lost(chromium: Any, tmp_path: Path) -> 
         page.screenshot(path=str(OUTPUT / "exported-02-crash-and-resume.png"))
     finally:
         page.close()
+
+
+def test_nbconvert_with_its_default_settings_shows_the_findings_offline(chromium: Any, tmp_path: Path) -> None:
+    """``jupyter nbconvert --execute --to html`` as a person types it: the widget state is saved
+    (nbconvert's default), so its page renders each widget through a script from a CDN, which
+    offline never comes. The view's static cards are their own output next to the widget, so
+    they show anyway (and the widget hides them where it does render)."""
+    import shutil
+    import subprocess
+    import sys
+
+    work = tmp_path / "nb"
+    shutil.copytree(NOTEBOOKS / "transcripts", work / "transcripts")
+    shutil.copy(NOTEBOOKS / "03-inspect-a-broken-transcript.ipynb", work / "03.ipynb")
+    jupyter = Path(sys.executable).with_name("jupyter")
+    done = subprocess.run(
+        [str(jupyter), "nbconvert", "--execute", "--to", "html", "03.ipynb"],
+        cwd=work, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "application/vnd.jupyter.widget-state+json" in (work / "03.html").read_text(encoding="utf-8")
+    page = _open_offline(chromium, work / "03.html")
+    try:
+        lost = page.locator(".pk-lostbox")
+        assert lost.count() >= 1
+        assert lost.first.is_visible()
+        text = lost.first.inner_text()
+        assert "lost: no result was stored for this call" in text
+        assert "the model will read instead" in text
+        lost.first.scroll_into_view_if_needed()
+        OUTPUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUTPUT / "exported-default-nbconvert-03.png"))
+    finally:
+        page.close()

@@ -129,7 +129,7 @@ def test_stop_inside_a_tool_and_resume_with_an_approval_pending(lab, tmp_path): 
                 page.locator(".pk-view .pk-turn", has_text="Sent to Alice.").wait_for(timeout=60_000)
                 page.wait_for_function(_IDLE, timeout=30_000)
                 view_box = page.locator(".pk-view .pk-approval .pk-approval-status").first.inner_text()
-                page.locator(".pk-view").first.scroll_into_view_if_needed()
+                page.locator(".pk-view >> visible=true").first.scroll_into_view_if_needed()
                 page.screenshot(path=str(shots["view-done"]), full_page=False)
 
                 page.evaluate(_RUN_CELL, 5)

@@ -144,9 +144,9 @@ def test_responses_pointed_at_another_server_sends_no_openai_only_fields(monkeyp
     the body a real local server received), unless told otherwise."""
     import json
 
-    from .local_server import LocalServer
-
     from providerkit_nb.providers.base import CallOptions
+
+    from .local_server import LocalServer
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with LocalServer() as srv:

@@ -438,12 +438,7 @@ def _oi_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in sorted(msgs):
         m = msgs[i]
-        role = m.get("role") if isinstance(m.get("role"), str) else "user"
-        parts: list[dict[str, Any]] = []
-        if role == "tool":
-            parts.append({"type": "tool_call_response", "id": m.get("tool_call_id"), "response": m.get("content")})
-        elif isinstance(m.get("content"), str) and m["content"]:
-            parts.append({"type": "text", "content": m["content"]})
+        role, parts = _role_and_content(m)
         texts: dict[int, str] = {}
         calls: dict[int, dict[str, Any]] = {}
         for k, v in m.items():
@@ -462,6 +457,18 @@ def _oi_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     return out
 
 
+def _role_and_content(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """A flattened message's role and its first part: a tool's response, or its plain content."""
+    given = m.get("role")
+    role = given if isinstance(given, str) else "user"
+    parts: list[dict[str, Any]] = []
+    if role == "tool":
+        parts.append({"type": "tool_call_response", "id": m.get("tool_call_id"), "response": m.get("content")})
+    elif isinstance(m.get("content"), str) and m["content"]:
+        parts.append({"type": "text", "content": m["content"]})
+    return role, parts
+
+
 def _indexed_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Older OpenLLMetry: ``gen_ai.prompt.N.role`` / ``.content`` / ``.tool_calls.K.{id,name,
     arguments}`` / ``.tool_call_id`` (and ``gen_ai.completion.N...``) as role + parts messages."""
@@ -474,12 +481,7 @@ def _indexed_messages(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i in sorted(msgs):
         m = msgs[i]
-        role = m.get("role") if isinstance(m.get("role"), str) else "user"
-        parts: list[dict[str, Any]] = []
-        if role == "tool":
-            parts.append({"type": "tool_call_response", "id": m.get("tool_call_id"), "response": m.get("content")})
-        elif isinstance(m.get("content"), str) and m["content"]:
-            parts.append({"type": "text", "content": m["content"]})
+        role, parts = _role_and_content(m)
         calls: dict[int, dict[str, Any]] = {}
         for k, v in m.items():
             bits = k.split(".")

@@ -321,6 +321,9 @@ class ServerConnection:
         assert loop is not None
         fut = asyncio.run_coroutine_threadsafe(self._call(session, name, arguments, limit), loop)
         self._inflight[fut] = "stopped"
+        if self._protocol_error is not None:  # the bad line came before this call was registered
+            self._inflight[fut] = "protocol"
+            fut.cancel()
         try:
             return fut.result(limit + _GRACE)
         except concurrent.futures.CancelledError:

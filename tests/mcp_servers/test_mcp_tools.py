@@ -175,10 +175,10 @@ def test_a_command_that_does_not_exist():
 
 
 def test_malformed_json_rpc_mid_call_is_an_interrupted_result():
-    with mcp_tools([sys.executable, BAD, "garbage"], timeout=10) as tools:
+    with mcp_tools([sys.executable, BAD, "garbage"], timeout=60) as tools:
         started = time.monotonic()
         r = call(pk.ToolRegistry(tools), "echo", {"text": "hi"})
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 30  # found at once, not by waiting out the timeout
         assert r.kind == "interrupted"
         assert r.message.content.startswith("Error: MCP server 'bad-garbage'")
         assert "sent a message that is not valid JSON-RPC" in r.message.content

@@ -13,7 +13,7 @@ import functools
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ..core.compaction import (
@@ -127,11 +127,6 @@ class TurnRecord:
         turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"))
         return cls(turn, float(d.get("started_at") or 0.0), float(d.get("seconds") or 0.0),
                    d.get("first_chunk_seconds"), int(d.get("step") or 0), d.get("error"))
-
-
-@dataclass(slots=True)
-class _State:
-    history: list[Message] = field(default_factory=list)
 
 
 def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:

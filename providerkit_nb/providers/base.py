@@ -68,7 +68,7 @@ class CallOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None
-    stop: list[str] | None = None
+    stop: list[str] | str | None = None  # one stop string is taken as a list of one
     tool_choice: str | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
     extra_body: dict[str, Any] | None = None
@@ -225,7 +225,7 @@ class Provider:
             max_tokens=max_tokens,
             temperature=temperature,
             top_p=top_p,
-            stop=[stop] if isinstance(stop, str) else stop,
+            stop=stop,
             tool_choice=tool_choice,
             parallel_tool_calls=parallel_tool_calls,
             extra_body=extra_body,

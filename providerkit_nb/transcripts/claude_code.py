@@ -13,6 +13,8 @@ Claude Code's own interruption texts become markers. Converted with the ``anthro
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
 from typing import Any
 
 from ..core.messages import (
@@ -74,10 +76,90 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
 
 
 def _load(source: Source, name: str, thread: str | None) -> Transcript:
+    """Converts each message line as soon as it is parsed (its dict is dropped at once: keeping
+    every parsed line alive until the end cost more than parsing them), assuming every message
+    line is on the branch; when the walk at the end says otherwise, or a line that may be off the
+    branch cannot be converted, the file is read again the general way (`_load_tree`)."""
     t = Transcript(source.name, name, [], wire="anthropic", read_only_tools=READ_ONLY_TOOLS)
-    parent: dict[str, str | None] = {}  # every line with a uuid (progress lines link the chain too)
-    order: list[str] = []  # those uuids in file order
+    w = _Pass()
+    converted = Transcript(source.name, name, [])  # the conversion's own counts, details and markers
+    try:
+        out = _convert(_lines(source, t, w, None), converted)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError):  # TranscriptError included
+        return _load_tree(source, name, thread)
+    if not w.recognised:
+        raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
+    if w.linked:
+        chain = _chain(w.parent, w.order, w.leaf, t)
+        if not chain.issuperset(map(itemgetter(1), w.seen)):  # some line hangs beside the chain, or off it
+            seen = [(n, {"uuid": u, "parentUuid": p, "type": kind, "message": {"id": x} if kind == "assistant" else {"content": x}})
+                    for n, u, p, kind, x in w.seen]  # what _conversation reads of each line
+            if len(_conversation(seen, w.parent, chain, t)) != len(seen):
+                return _load_tree(source, name, thread)  # a fork, rewind or compaction left lines off the branch
+    _meta(t, w.sid, w.last, thread)
+    for what, k in converted.skipped.items():
+        t.skip(what, k)
+    t.warnings += converted.warnings
+    t.details, t.markers, t.messages = converted.details, converted.markers, out
+    return t
+
+
+class _Pass:
+    """What the pass over the lines keeps of them for choosing the branch."""
+
+    __slots__ = ("parent", "order", "leaf", "linked", "recognised", "seen", "sid", "last")
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str | None] = {}  # every line with a uuid (progress lines link the chain too)
+        self.order: list[str] = []  # those uuids in file order
+        self.leaf: str | None = None
+        self.linked = False
+        self.recognised = 0
+        # each message line converted at once: (line, uuid, parentUuid, type, message id or content)
+        self.seen: list[tuple[int, Any, Any, str, Any]] = []
+        self.sid: str | None = None  # the last message line's sessionId (that is a string)
+        self.last: dict[str, Any] | None = None  # the last message line
+
+
+def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
+    """The general way: keep every message line, walk the tree, convert the branch."""
+    t = Transcript(source.name, name, [], wire="anthropic", read_only_tools=READ_ONLY_TOOLS)
+    w = _Pass()
     messages: list[tuple[int, dict[str, Any]]] = []
+    for _ in _lines(source, t, w, messages):
+        pass
+    if not w.recognised:
+        raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
+    chosen = _conversation(messages, w.parent, _chain(w.parent, w.order, w.leaf, t), t) if w.linked else messages
+    sid = None
+    for _, o in chosen:
+        if isinstance(o.get("sessionId"), str):
+            sid = o["sessionId"]
+    _meta(t, sid, chosen[-1][1] if chosen else None, thread)
+    t.messages = _convert(chosen, t)
+    return t
+
+
+def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None) -> None:
+    """The session id and the last branch line's version, cwd and branch; a session asked for
+    by id that is not this one is refused."""
+    t.thread = sid
+    if last is not None:
+        for key in ("version", "cwd", "gitBranch"):
+            if last.get(key) is not None:
+                t.meta[key] = last[key]
+    if t.thread:
+        t.meta["session_id"] = t.thread
+    if thread is not None and t.thread is not None and thread != t.thread:
+        raise TranscriptError(f"{t.source}: holds session {t.thread}, not {thread!r}")
+
+
+def _lines(
+    source: Source, t: Transcript, w: _Pass, messages: list[tuple[int, dict[str, Any]]] | None,
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every line read into ``w`` (its links) and ``t`` (what is skipped and why); the message
+    lines kept in ``messages``, or, without it, yielded for converting at once."""
+    parent, order, seen = w.parent, w.order, w.seen
     leaf: str | None = None
     linked = False
     recognised = 0
@@ -111,8 +193,16 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
             if obj.get("isSidechain"):
                 t.skip("sidechain")
                 continue
-            messages.append((n, obj))
             linked = linked or "parentUuid" in obj
+            if messages is not None:
+                messages.append((n, obj))
+            else:
+                msg = obj["message"]
+                seen.append((n, u, p, kind, msg.get("id") if kind == "assistant" else msg.get("content")))
+                if isinstance(obj.get("sessionId"), str):
+                    w.sid = obj["sessionId"]
+                w.last = obj
+                yield n, obj
         elif kind == "system":
             t.skip(f"system:{obj.get('subtype')}")
         elif kind in known:
@@ -123,23 +213,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
             continue
         if isinstance(u, str) and not obj.get("isSidechain"):
             leaf = u
-    if not recognised:
-        raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
-    chosen = _conversation(messages, parent, order, leaf, t) if linked else messages
-    for _, o in chosen:
-        if isinstance(o.get("sessionId"), str):
-            t.thread = o["sessionId"]
-    if chosen:
-        last = chosen[-1][1]
-        for key in ("version", "cwd", "gitBranch"):
-            if last.get(key) is not None:
-                t.meta[key] = last[key]
-    if t.thread:
-        t.meta["session_id"] = t.thread
-    if thread is not None and t.thread is not None and thread != t.thread:
-        raise TranscriptError(f"{source.name}: holds session {t.thread}, not {thread!r}")
-    t.messages = _convert(chosen, t)
-    return t
+    w.leaf, w.linked, w.recognised = leaf, linked, recognised
 
 
 def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
@@ -157,16 +231,8 @@ def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
     return None
 
 
-def _conversation(
-    messages: list[tuple[int, dict[str, Any]]],
-    parent: dict[str, str | None],
-    order: list[str],
-    leaf: str | None,
-    t: Transcript,
-) -> list[tuple[int, dict[str, Any]]]:
-    """The message lines of the branch the session would resume, in file order: the chain
-    from the leaf back to its root, plus the lines Claude Code hangs beside it (the other
-    lines of a split message, the results of parallel calls).
+def _chain(parent: dict[str, str | None], order: list[str], leaf: str | None, t: Transcript) -> set[str]:
+    """The uuids from the leaf back to its root: the branch the session would resume.
 
     A ``parentUuid`` naming a line that is not in the file (a line lost or cut out) is a
     broken link, not a root: the walk goes on from the line written just before, and a
@@ -187,6 +253,18 @@ def _conversation(
             )
             up = order[i - 1] if i > 0 else None
         at = up
+    return chain
+
+
+def _conversation(
+    messages: list[tuple[int, dict[str, Any]]],
+    parent: dict[str, str | None],
+    chain: set[str],
+    t: Transcript,
+) -> list[tuple[int, dict[str, Any]]]:
+    """The message lines of the branch the session would resume, in file order: those on the
+    ``chain`` (see ``_chain``), plus the lines Claude Code hangs beside it (the other lines of
+    a split message, the results of parallel calls)."""
     on_chain = [o for _, o in messages if o.get("uuid") in chain]
     if len(on_chain) == len(messages):
         return messages  # a session without forks: every message line is on the branch
@@ -244,7 +322,7 @@ def _only_results(o: dict[str, Any]) -> bool:
     return bool(bs) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in bs)
 
 
-def _convert(chosen: list[tuple[int, dict[str, Any]]], t: Transcript) -> list[Message]:
+def _convert(chosen: Iterable[tuple[int, dict[str, Any]]], t: Transcript) -> list[Message]:
     """Group lines into messages (the lines of one API message share ``message.id``), convert
     them straight to canonical messages in one pass, and place the markers. The result is what
     ``from_anthropic_messages`` gives for the grouped Anthropic messages, errors included (its

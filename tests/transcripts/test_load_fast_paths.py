@@ -118,3 +118,71 @@ def test_shortcut_leaves_every_refused_message_to_the_full_check(m: Any) -> None
     assert _plainly_typed(m) is False
     with pytest.raises((ValueError, TypeError, AttributeError)):  # what _check_messages catches
         message_from_dict(m.to_dict(), 0)
+
+
+# Sessions for the one-pass load (issue 28), which converts each message line as soon as it is
+# parsed and, when the walk at the end finds a line off the branch, reads the file again the
+# general way. Each is compared with the general way (``_load_tree``) and pinned.
+_FORK_FREE = _session() + [
+    _line("assistant", "a2", "r1", {"id": "m2", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "t2", "name": "Read", "input": {}}]}),
+    _line("assistant", "a3", "a2", {"id": "m2", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "t3", "name": "Grep", "input": {}}]}),
+    {"type": "progress", "uuid": "p2", "parentUuid": "a3", "sessionId": "s-1", "data": {}},
+    # the results of the parallel calls: one hangs from its own call line, beside the chain
+    _line("user", "r2", "a2", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "two"}]}),
+    _line("user", "r3", "a3", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t3", "content": "three"}]}),
+    # blocks a canonical history cannot hold are counted, after what the pass over the lines counts
+    _line("assistant", "a4", "r3", {"id": "m3", "role": "assistant", "content": [
+        {"type": "server_tool_use"}, {"type": "text", "text": "done"}, {"type": "web_search_tool_result"}]},
+          timestamp="2026-02-01T10:00:05Z"),
+    {"type": "queue-operation", "operation": "enqueue", "sessionId": "s-1"},
+]
+# two children of one parentUuid: the first branch was abandoned (rewound), the second resumed
+_FORKED = _session() + [
+    _line("assistant", "b1", "r1", {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "first try"}]}),
+    _line("user", "b2", "b1", {"role": "user", "content": "no, again"}),
+    _line("assistant", "c1", "r1", {"id": "m3", "role": "assistant", "content": [{"type": "text", "text": "second try"}]}),
+]
+# a line off the branch that cannot be converted (a linked image) must not stop the load
+_FORKED_BAD_OFF_BRANCH = _session() + [
+    _line("user", "b1", "r1", {"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png"}}, {"type": "text", "text": 5}]}),
+    _line("assistant", "c1", "r1", {"id": "m3", "role": "assistant", "content": [{"type": "text", "text": "kept"}]}),
+]
+# a compaction starts a new root: what came before it is off the branch
+_COMPACTED = _session() + [
+    _line("user", "n1", None, {"role": "user", "content": "summary of the session"}),
+    _line("assistant", "n2", "n1", {"id": "m9", "role": "assistant", "content": [{"type": "text", "text": "go on"}]}),
+]
+
+
+def _same(a: transcripts.Transcript, b: transcripts.Transcript) -> None:
+    assert a.messages == b.messages
+    assert list(a.skipped.items()) == list(b.skipped.items())  # the same counts, in the same order
+    assert (a.details, a.markers, a.warnings, a.meta, a.thread) == (b.details, b.markers, b.warnings, b.meta, b.thread)
+
+
+@pytest.mark.parametrize(("lines", "again", "texts", "skipped"), [
+    (_FORK_FREE, 0, ["hi", "", "ok", "", "two", "three", "done"],
+     {"progress": 2, "queue-operation": 1, "block:server_tool_use": 1, "block:web_search_tool_result": 1}),
+    (_FORKED, 1, ["hi", "", "ok", "second try"], {"progress": 1, "off_branch": 2}),
+    (_FORKED_BAD_OFF_BRANCH, 1, ["hi", "", "ok", "kept"], {"progress": 1, "off_branch": 1}),
+    (_COMPACTED, 1, ["summary of the session", "go on"], {"progress": 1, "off_branch": 3}),
+], ids=["fork-free", "forked", "forked-bad-line-off-branch", "compacted"])
+def test_one_pass_load_equals_the_tree_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[Any],
+                                            again: int, texts: list[str], skipped: dict[str, int]) -> None:
+    from providerkit_nb.transcripts import claude_code
+    from providerkit_nb.transcripts.base import Source
+
+    path = _write(tmp_path / "s.jsonl", lines)
+    general = claude_code._load_tree(Source(path), "claude_code", None)
+    calls: list[int] = []
+    tree = claude_code._load_tree
+    monkeypatch.setattr(claude_code, "_load_tree", lambda *a: calls.append(1) or tree(*a))  # counts, then reads
+    fast = transcripts.load(path)
+    assert len(calls) == again  # read again only when a line is off the branch
+    _same(fast, general)
+    assert [m.content for m in fast.messages] == texts
+    assert list(fast.skipped.items()) == list(skipped.items())
+    assert fast.thread == "s-1" and fast.meta["session_id"] == "s-1"

@@ -90,7 +90,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
     if not w.recognised:
         raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
     if w.linked:
-        chain = _chain(w.parent, w.order, w.leaf, t)
+        chain = _chain(w.parent, w.leaf, t)
         if not chain.issuperset(map(itemgetter(1), w.seen)):  # some line hangs beside the chain, or off it
             seen = [(n, {"uuid": u, "parentUuid": p, "type": kind, "message": {"id": x} if kind == "assistant" else {"content": x}})
                     for n, u, p, kind, x in w.seen]  # what _conversation reads of each line
@@ -107,11 +107,11 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
 class _Pass:
     """What the pass over the lines keeps of them for choosing the branch."""
 
-    __slots__ = ("parent", "order", "leaf", "linked", "recognised", "seen", "sid", "last")
+    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last")
 
     def __init__(self) -> None:
-        self.parent: dict[str, str | None] = {}  # every line with a uuid (progress lines link the chain too)
-        self.order: list[str] = []  # those uuids in file order
+        # every line with a uuid, in file order (progress lines link the chain too)
+        self.parent: dict[str, str | None] = {}
         self.leaf: str | None = None
         self.linked = False
         self.recognised = 0
@@ -130,7 +130,7 @@ def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
         pass
     if not w.recognised:
         raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
-    chosen = _conversation(messages, w.parent, _chain(w.parent, w.order, w.leaf, t), t) if w.linked else messages
+    chosen = _conversation(messages, w.parent, _chain(w.parent, w.leaf, t), t) if w.linked else messages
     sid = None
     for _, o in chosen:
         if isinstance(o.get("sessionId"), str):
@@ -159,7 +159,8 @@ def _lines(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every line read into ``w`` (its links) and ``t`` (what is skipped and why); the message
     lines kept in ``messages``, or, without it, yielded for converting at once."""
-    parent, order, seen = w.parent, w.order, w.seen
+    parent, seen = w.parent, w.seen
+    before: str | None = None  # the uuid of the line before (most lines' parent: kept once, not twice)
     leaf: str | None = None
     linked = False
     recognised = 0
@@ -187,8 +188,10 @@ def _lines(
             if u in parent:  # the same line written twice (a resumed session copies lines)
                 t.skip("duplicate_line")
                 continue
+            if p is not None and p == before:
+                p = before
             parent[u] = p
-            order.append(u)
+            before = u
         if kind in message_types:
             if obj.get("isSidechain"):
                 t.skip("sidechain")
@@ -231,12 +234,13 @@ def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
     return None
 
 
-def _chain(parent: dict[str, str | None], order: list[str], leaf: str | None, t: Transcript) -> set[str]:
+def _chain(parent: dict[str, str | None], leaf: str | None, t: Transcript) -> set[str]:
     """The uuids from the leaf back to its root: the branch the session would resume.
 
     A ``parentUuid`` naming a line that is not in the file (a line lost or cut out) is a
     broken link, not a root: the walk goes on from the line written just before, and a
     warning says so."""
+    order: list[str] = []
     pos: dict[str, int] | None = None
     chain: set[str] = set()
     at = leaf
@@ -245,6 +249,7 @@ def _chain(parent: dict[str, str | None], order: list[str], leaf: str | None, t:
         up = parent.get(at)
         if up is not None and up not in parent:
             if pos is None:
+                order = list(parent)  # the uuids in file order
                 pos = {u: i for i, u in enumerate(order)}
             i = pos[at]
             t.warnings.append(

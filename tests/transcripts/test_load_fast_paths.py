@@ -156,6 +156,11 @@ _COMPACTED = _session() + [
     _line("assistant", "n2", "n1", {"id": "m9", "role": "assistant", "content": [{"type": "text", "text": "go on"}]}),
 ]
 
+# a line lost from the file: the walk goes on from the line written before the orphan, and says so
+_LINE_LOST = _session() + [
+    _line("assistant", "a2", "gone", {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "after the gap"}]}),
+]
+
 
 def _same(a: transcripts.Transcript, b: transcripts.Transcript) -> None:
     assert a.messages == b.messages
@@ -169,7 +174,8 @@ def _same(a: transcripts.Transcript, b: transcripts.Transcript) -> None:
     (_FORKED, 1, ["hi", "", "ok", "second try"], {"progress": 1, "off_branch": 2}),
     (_FORKED_BAD_OFF_BRANCH, 1, ["hi", "", "ok", "kept"], {"progress": 1, "off_branch": 1}),
     (_COMPACTED, 1, ["summary of the session", "go on"], {"progress": 1, "off_branch": 3}),
-], ids=["fork-free", "forked", "forked-bad-line-off-branch", "compacted"])
+    (_LINE_LOST, 0, ["hi", "", "ok", "after the gap"], {"progress": 1}),
+], ids=["fork-free", "forked", "forked-bad-line-off-branch", "compacted", "line-lost"])
 def test_one_pass_load_equals_the_tree_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[Any],
                                             again: int, texts: list[str], skipped: dict[str, int]) -> None:
     from providerkit_nb.transcripts import claude_code
@@ -186,3 +192,5 @@ def test_one_pass_load_equals_the_tree_walk(tmp_path: Path, monkeypatch: pytest.
     assert [m.content for m in fast.messages] == texts
     assert list(fast.skipped.items()) == list(skipped.items())
     assert fast.thread == "s-1" and fast.meta["session_id"] == "s-1"
+    lost = [f"{path}: line a2 points to parent gone, which is not in the file; continuing with the line written before it"]
+    assert fast.warnings == (lost if lines is _LINE_LOST else [])

@@ -220,7 +220,9 @@ class Source:
 def _json_loads() -> Any:
     """orjson's parser when it is installed (the ``fast-json`` extra: large session files load
     about 1.5x faster), else the library's safe reader; both raise ValueError on a bad line, one
-    nested too deeply included."""
+    nested too deeply included. A line orjson refuses is read again by the safe reader
+    (``jsonl_records``); an integer beyond 64 bits is the one value orjson reads differently (as
+    a float): ``core.fastjson``'s guard against that costs as much as the parse on such files."""
     try:
         import orjson
     except ImportError:
@@ -246,10 +248,13 @@ def jsonl_records(source: Source, t: Transcript) -> Iterator[tuple[int, dict[str
                 continue
             try:
                 obj = loads(raw)
-            except ValueError as exc:
-                t.skip("malformed_line")
-                t.warnings.append(f"{source.name}: line {n} is not valid JSON ({exc}); skipped")
-                continue
+            except ValueError:
+                try:  # what orjson refuses and json reads (NaN, 1e400, a lone surrogate) is read as without it
+                    obj = read_json(raw)
+                except ValueError as exc:  # and a bad line is named in the same words either way
+                    t.skip("malformed_line")
+                    t.warnings.append(f"{source.name}: line {n} is not valid JSON ({exc}); skipped")
+                    continue
             if not isinstance(obj, dict):
                 t.skip("malformed_line")
                 t.warnings.append(f"{source.name}: line {n} is not a JSON object; skipped")

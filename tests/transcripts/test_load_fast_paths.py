@@ -194,3 +194,31 @@ def test_one_pass_load_equals_the_tree_walk(tmp_path: Path, monkeypatch: pytest.
     assert fast.thread == "s-1" and fast.meta["session_id"] == "s-1"
     lost = [f"{path}: line a2 points to parent gone, which is not in the file; continuing with the line written before it"]
     assert fast.warnings == (lost if lines is _LINE_LOST else [])
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def line_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    from providerkit_nb.core.json_input import read_json
+    from providerkit_nb.transcripts import base
+
+    if request.param == "orjson":
+        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
+        monkeypatch.setattr(base, "_json_loads", lambda: orjson.loads)
+    else:
+        monkeypatch.setattr(base, "_json_loads", lambda: read_json)
+    return str(request.param)
+
+
+def test_lines_orjson_refuses_read_as_without_it(tmp_path: Path, line_parser: str) -> None:
+    lines = _session() + [
+        '{"type": "progress", "uuid": "p2", "parentUuid": "r1", "data": {"v": NaN, "w": 1e400}}\n',
+        '{"type": "user", "uuid": "u2", "parentUuid": "p2", "message": {"role": "user", "content": "odd \\ud800"}}\n',
+        '{"type": "user", "uuid": "u3", "parentUuid": "u2", "message": {"role": "user", "content": "cut\n',
+    ]
+    path = _write(tmp_path / "s.jsonl", lines)
+    t = transcripts.load(path)
+    assert [m.content for m in t.messages] == ["hi", "", "ok", "odd \ud800"]
+    assert t.skipped == {"progress": 2, "malformed_line": 1}
+    # the bad line is named in the standard reader's words, whichever parser read the others
+    assert t.warnings == [f"{path}: line 8 is not valid JSON (the JSON stops before the document ends (cut short) "
+                          "at line 1, column 95 (char 94)); skipped"]

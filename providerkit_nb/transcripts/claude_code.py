@@ -90,7 +90,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
         return _load_tree(source, name, thread)
     if not w.recognised:
         raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
-    if w.linked:
+    if w.linked and not _through_every_line(w.parent, w.leaf, w.seen):
         chain = _chain(w.parent, w.leaf, t)
         if not chain.issuperset(map(itemgetter(1), w.seen)):  # some line hangs beside the chain, or off it
             # what _conversation reads of each line
@@ -235,6 +235,29 @@ def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
         if not isinstance(msg.get("id"), (str, type(None))):
             return "has a message.id that is not a string"
     return None
+
+
+def _through_every_line(parent: dict[str, str | None], leaf: str | None, seen: list[tuple[int, Any, Any, str, Any]]) -> bool:
+    """True when the walk from the leaf to its root meets every message line (in reverse file
+    order) and no broken link: what ``_chain`` would find, told without building the chain. False
+    sends the load the long way (``_chain``, which names broken links), never to a wrong answer."""
+    k = len(seen) - 1
+    expected = seen[k][1] if k >= 0 else None
+    at = leaf
+    for _ in range(len(parent) + 1):  # more steps than lines: a cycle
+        if at is None:
+            return k < 0
+        if at == expected:
+            k -= 1
+            expected = seen[k][1] if k >= 0 else None
+        up = parent.get(at, _MISSING)
+        if up is _MISSING:
+            return False
+        at = up  # type: ignore[assignment]
+    return False
+
+
+_MISSING = object()
 
 
 def _chain(parent: dict[str, str | None], leaf: str | None, t: Transcript) -> set[str]:

@@ -161,6 +161,12 @@ _LINE_LOST = _session() + [
     _line("assistant", "a2", "gone", {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "after the gap"}]}),
 ]
 
+# links that go round in a circle (a damaged file): read, not a hang
+_CYCLE = [
+    _line("user", "u1", "a1", {"role": "user", "content": "hi"}),
+    _line("assistant", "a1", "u1", {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "back"}]}),
+]
+
 
 def _same(a: transcripts.Transcript, b: transcripts.Transcript) -> None:
     assert a.messages == b.messages
@@ -175,7 +181,8 @@ def _same(a: transcripts.Transcript, b: transcripts.Transcript) -> None:
     (_FORKED_BAD_OFF_BRANCH, 1, ["hi", "", "ok", "kept"], {"progress": 1, "off_branch": 1}),
     (_COMPACTED, 1, ["summary of the session", "go on"], {"progress": 1, "off_branch": 3}),
     (_LINE_LOST, 0, ["hi", "", "ok", "after the gap"], {"progress": 1}),
-], ids=["fork-free", "forked", "forked-bad-line-off-branch", "compacted", "line-lost"])
+    (_CYCLE, 0, ["hi", "back"], {}),
+], ids=["fork-free", "forked", "forked-bad-line-off-branch", "compacted", "line-lost", "cycle"])
 def test_one_pass_load_equals_the_tree_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, lines: list[Any],
                                             again: int, texts: list[str], skipped: dict[str, int]) -> None:
     from providerkit_nb.transcripts import claude_code

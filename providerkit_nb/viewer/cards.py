@@ -450,10 +450,14 @@ def build_page(
         if isinstance(m, AssistantMessage):
             for c in m.tool_calls or []:
                 calls_at.setdefault(c.id, i)
+    changed = bool(repaired.changes)
+    pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
+    stored_of = {a: b for b, a in pairs if a is not None and b is not None}
     lost: dict[str, Finding] = {}
     used: set[int] = set()
     for r in repaired.interrupted:
-        at = calls_at.get(r.original_id)
+        # where the call was made: by its message (an id a restarted agent used again is not enough)
+        at = stored_of.get(r.message_index, calls_at.get(r.original_id))
         said: list[str] = []  # the provider's own words first, then the validators'
         for k, p in enumerate(problems):
             if _get(p, "index") == at and r.original_id in f"{_get(p, 'message')} {_get(p, 'provider_wording') or ''}":
@@ -504,9 +508,7 @@ def build_page(
         if ch.index_after is not None:
             after_marks.setdefault(ch.index_after, ch.kind)
     stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
-    changed = bool(repaired.changes)
     sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, limit=max_chars) if changed else None
-    pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
     rows: list[Row] = []
     for b, a in pairs:
         kinds: list[str] = []

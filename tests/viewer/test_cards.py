@@ -182,3 +182,19 @@ def test_tokens_say_how_much_of_the_input_the_prompt_cache_served(upstream_trans
     head = re.search(r'<div class="pk-head">(.*?)</div>', report.page().rows[1].before_html)
     assert head is not None
     assert "25,353 in (11,515 cache read, 13,835 cache write), 13 out" in head.group(1)
+
+
+def test_a_lost_call_is_marked_where_it_was_made_when_its_id_was_used_before():
+    # an agent that restarted numbers its calls from call_0 again: the first call_0 returned,
+    # the second did not; the finding and the red call belong to the second (message 4)
+    msgs = [
+        pk.UserMessage("go"),
+        pk.AssistantMessage("", tool_calls=[pk.ToolCall("call_0", "read_file", '{"path": "a"}')]),
+        pk.ToolMessage("call_0", "read_file", "A"),
+        pk.UserMessage("again"),
+        pk.AssistantMessage("", tool_calls=[pk.ToolCall("call_0", "write_file", '{"path": "b"}')]),
+    ]
+    page = build_page(msgs, pk.repair_history(msgs))
+    lost = [f for f in page.findings if f.kind == "lost_call"]
+    assert [(f.index, f.title) for f in lost] == [(4, "write_file (call_0) never returned")]
+    assert "lost_call" not in page.rows[1].kinds and "lost_call" in page.rows[4].kinds

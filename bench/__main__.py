@@ -7,6 +7,7 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 ``bench/results.png`` (matplotlib, a bench-only dependency).
 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
+``--markdown`` (print the README's table from the saved ``results.json``),
 ``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, transcripts,
 big_session, transcripts_part2, mcp). The exit status is
 1 when a target was missed or a benchmark failed.
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.harness import print_rows, row, verdict
+from bench.harness import fmt, print_rows, row, verdict
 
 HERE = Path(__file__).resolve().parent
 
@@ -125,13 +126,37 @@ def _merge(path: Path, rows: list[dict[str, Any]], names: list[str]) -> list[dic
     return sorted(kept + rows, key=lambda r: order.index(r["bench"]) if r.get("bench") in order else len(order))
 
 
+def markdown(path: Path) -> str:
+    """The README's table: every row with a target, from one saved run (``results.json``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = ["| benchmark | measured | ours | floor or peer | ratio | target | result |", "|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        if r.get("limit") is None and r.get("ok") is not False:
+            continue  # information only
+        unit = r.get("unit", "s")
+        ratio = "-" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+        name = r["name"].replace("|", "/")
+        out.append(f"| {r['bench']} | {name} | {fmt(r['ours'], unit)} | {fmt(r['floor_or_peer'], unit)} | {ratio} "
+                   f"| {r['target']} | {verdict(r['ok'])} |")
+    load = data.get("load_average") or [0.0]
+    out.append("")
+    out.append(f"One run{' (--quick)' if data.get('quick') else ''} of {data['seconds']:,.0f} s on "
+               f"{data['created']}, Python {data['python']}, {data['cpus']} CPUs, load average "
+               f"{load[0]:.1f} at the end.")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds, shorter streams (a smoke run)")
     ap.add_argument("--only", action="append", choices=list(BENCHES), metavar="NAME",
                     help=f"run only this benchmark (repeatable): {', '.join(BENCHES)}")
     ap.add_argument("--out", type=Path, default=HERE, help="folder for results.json and results.png")
+    ap.add_argument("--markdown", action="store_true", help="print the README table from the saved results.json")
     a = ap.parse_args(argv)
+    if a.markdown:
+        print(markdown(a.out / "results.json"))
+        return 0
     names = a.only or list(BENCHES)
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []

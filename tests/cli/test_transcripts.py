@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from transcripts.conftest import FIXTURES
 
 import providerkit_nb as pk
+from tests.transcripts.conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_KEYS = {"source", "format", "thread", "messages", "skipped", "problems", "interrupted", "orphans",

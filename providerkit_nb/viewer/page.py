@@ -154,16 +154,19 @@ function layout(){offs=new Float64Array(shown.length+1);for(var k=0;k<shown.leng
 function find(y){var lo=0,hi=shown.length;while(lo<hi){var m=(lo+hi)>>1;if(offs[m+1]<=y)lo=m+1;else hi=m;}return lo;}
 var ro=new ResizeObserver(function(es){var ch=false;es.forEach(function(e){var i=+e.target.dataset.row,h=e.target.offsetHeight;
  if(h&&Math.abs(H[i]-h)>0.5){H[i]=h;ch=true;}});if(ch){layout();place();}});
-var S="";
-function mark(e,s){var w=document.createTreeWalker(e,NodeFilter.SHOW_TEXT),ns=[],n;while((n=w.nextNode()))ns.push(n);
- ns.forEach(function(t){var v=t.nodeValue,l=v.toLowerCase(),p=l.indexOf(s);if(p<0||l.length!==v.length)return;
+var S="",RX=null;  // the search: lower-cased text, or a regular expression written /like this/
+function spans(l){  // [start, length] of each match in lower-cased text l
+ var out=[],p,m;if(RX){RX.lastIndex=0;while((m=RX.exec(l))){if(!m[0].length){RX.lastIndex++;continue;}out.push([m.index,m[0].length]);}}
+ else{p=l.indexOf(S);while(p>=0){out.push([p,S.length]);p=l.indexOf(S,p+S.length);}}return out;}
+function mark(e){var w=document.createTreeWalker(e,NodeFilter.SHOW_TEXT),ns=[],n;while((n=w.nextNode()))ns.push(n);
+ ns.forEach(function(t){var v=t.nodeValue,l=v.toLowerCase();if(l.length!==v.length)return;var hits=spans(l);if(!hits.length)return;
   var f=document.createDocumentFragment(),o=0,m;
-  while(p>=0){f.appendChild(document.createTextNode(v.slice(o,p)));m=document.createElement("mark");m.className="pk-mark";
-   m.textContent=v.slice(p,p+s.length);f.appendChild(m);o=p+s.length;p=l.indexOf(s,o);}
+  hits.forEach(function(h){f.appendChild(document.createTextNode(v.slice(o,h[0])));m=document.createElement("mark");m.className="pk-mark";
+   m.textContent=v.slice(h[0],h[0]+h[1]);f.appendChild(m);o=h[0]+h[1];});
   f.appendChild(document.createTextNode(v.slice(o)));var d=t.parentNode.closest("details");t.parentNode.replaceChild(f,t);
   if(d)d.open=true;});}
 function el(i){var e=cache.get(i);if(!e){var t=document.createElement("div");t.innerHTML=R[i].h;e=t.firstElementChild;
- e.dataset.row=i;if(S)mark(e,S);cache.set(i,e);}return e;}
+ e.dataset.row=i;if(S)mark(e);cache.set(i,e);}return e;}
 function place(){topS.style.height=offs[first<0?0:first]+"px";botS.style.height=(offs[shown.length]-offs[last<0?0:last])+"px";}
 function render(){
  var y0=window.scrollY-(list.getBoundingClientRect().top+window.scrollY),a=find(Math.max(0,y0-OVER)),
@@ -181,11 +184,13 @@ function render(){
 }
 var pending=false;function soon(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;render();});}}
 function filter(){
- var s=q.value.trim().toLowerCase(),r=role.value,f=kind.value;shown=[];
- at=-1;if(s!==S){S=s;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();}  // cards built again, matches marked
+ var raw=q.value.trim(),s=raw.toLowerCase(),r=role.value,f=kind.value,hits=0,bad=false;shown=[];
+ at=-1;if(s!==S){S=s;RX=null;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();  // cards built again, matches marked
+  var end=raw.lastIndexOf("/");if(raw.length>2&&raw[0]==="/"&&end>1){try{RX=new RegExp(raw.slice(1,end),"gi");}catch(e){bad=true;S="";}}}
  for(var i=0;i<N;i++){var x=R[i];if(r&&x.r!==r)continue;if(f==="*"&&!x.k.length)continue;
-  if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(s&&x.s.indexOf(s)<0)continue;shown.push(i);}
- count.textContent=(s||r||f)?shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages match":N.toLocaleString()+" messages";
+  if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(S){var n=spans(x.s).length;if(!n)continue;hits+=n;}shown.push(i);}
+ var of=shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages";
+ count.textContent=bad?"not a regular expression: "+raw:S?hits.toLocaleString()+(hits===1?" match in ":" matches in ")+of:(r||f)?of+" match":N.toLocaleString()+" messages";
  first=last=-1;body.textContent="";layout();place();render();
 }
 var t=0,at=-1;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
@@ -231,7 +236,7 @@ def report_html(page: Page) -> str:
 <title>{esc(page.title)}</title><style>{CSS}{_PAGE_CSS}</style></head>
 <body><div class="pk-view">
 {findings_html(page)}
-<div id="pk-bar"><input id="pk-q" type="search" placeholder="search text, tool names, call ids" aria-label="search">
+<div id="pk-bar"><input id="pk-q" type="search" placeholder="search text, tool names, call ids; /a regex/" aria-label="search">
 <select id="pk-role" aria-label="role"><option value="">every role</option><option value="system">system</option>
 <option value="user">user</option><option value="assistant">assistant</option><option value="tool">tool</option></select>
 <select id="pk-kind" aria-label="finding"><option value="">every message</option>

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Message, SystemMessage, ToolMessage, text_of
@@ -108,6 +110,7 @@ class Page:
     skipped: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     anchor: str = ""  # prefix of every id on the page
+    hand_back: str | None = None  # the command that writes it back for its coding agent to resume
 
     def kinds(self) -> list[str]:
         """Kinds that occur on some row, in order of first occurrence (the legend lists only these)."""
@@ -429,6 +432,7 @@ def build_page(
     meta: Mapping[str, Any] | None = None,
     max_chars: int | None = None,
     anchor: str = "",
+    hand_back: str | None = None,
 ) -> Page:
     """Everything a view shows, built once: findings (linked to their stored message) and rows.
 
@@ -537,6 +541,7 @@ def build_page(
         skipped=dict(skipped or {}),
         meta=dict(meta or {}),
         anchor=anchor,
+        hand_back=hand_back,
     )
 
 
@@ -559,4 +564,18 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None,
         meta=getattr(obj, "meta", None),
         max_chars=max_chars,
         anchor=anchor,
+        hand_back=hand_back_command(obj),
     )
+
+
+# the coding agents whose sessions ``repair --to`` writes back as a new session they resume
+HAND_BACK = ("claude_code", "codex", "opencode", "cline")
+
+
+def hand_back_command(obj: Any) -> str | None:
+    """``providerkit-nb repair SOURCE --to AGENT``, for a session read from a coding agent's file."""
+    fmt, source, thread = getattr(obj, "format", None), getattr(obj, "source", None), getattr(obj, "thread", None)
+    if fmt not in HAND_BACK or not isinstance(source, str | Path) or not str(source):
+        return None
+    cmd = f"providerkit-nb repair {shlex.quote(str(source))} --to {fmt}"
+    return cmd + (f" --thread {shlex.quote(str(thread))}" if isinstance(thread, str) and thread else "")

@@ -41,6 +41,7 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
             '<div class="pk-ok">valid as stored: every call has its result and a provider accepts the '
             "history as it is; nothing to repair.</div>"
         )
+    out.append(_hand_back(page))
     items = []
     shown = page.findings if limit is None else page.findings[:limit]
     for f in shown:
@@ -66,6 +67,16 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
         legend = "".join(f'<span class="pk-badge">{esc(CHANGE_LABELS.get(k, k))}</span>' for k in kinds)
         out.append(f'<div class="pk-legend pk-lbl">on the rows below: {legend}</div>')
     return "".join(out)
+
+
+def _hand_back(page: Page) -> str:
+    """For a broken coding-agent session: the command that writes the repaired session back for
+    the agent to resume (it prints the agent's own resume command)."""
+    if page.valid or not page.hand_back:
+        return ""
+    cmd = page.hand_back
+    return (f'<div class="pk-lbl">to hand it back to the agent: <code class="pk-cmd" title="click to copy">'
+            f"{esc(cmd)}</code> (writes a new session beside the original and prints how to resume it)</div>")
 
 
 def _row(page: Page, r: Row) -> str:
@@ -210,6 +221,8 @@ function go(){
 }
 window.addEventListener("scroll",soon,{passive:true});window.addEventListener("resize",soon);
 window.addEventListener("hashchange",go);
+document.querySelectorAll(".pk-cmd").forEach(function(c){c.addEventListener("click",function(){
+ if(navigator.clipboard)navigator.clipboard.writeText(c.textContent).then(function(){c.title="copied";});});});
 filter();if(location.hash)go();
 window.pkViewer={rows:N,shown:function(){return shown.length;},rendered:function(){return body.children.length;},go:go};
 })();

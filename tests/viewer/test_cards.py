@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import providerkit_nb as pk
@@ -198,3 +199,23 @@ def test_a_lost_call_is_marked_where_it_was_made_when_its_id_was_used_before():
     lost = [f for f in page.findings if f.kind == "lost_call"]
     assert [(f.index, f.title) for f in lost] == [(4, "write_file (call_0) never returned")]
     assert "lost_call" not in page.rows[1].kinds and "lost_call" in page.rows[4].kinds
+
+
+def test_a_broken_coding_agent_session_names_the_command_that_hands_it_back(tmp_path: Path) -> None:
+    from providerkit_nb.viewer import findings_html, page_of
+
+    src = FIXTURES / "coding_agents" / "claude_code" / "killed_mid_tool.jsonl"
+    session = next(json.loads(line)["sessionId"] for line in src.read_text().splitlines() if '"sessionId"' in line)
+    html = findings_html(page_of(pk.inspect(src)))
+    assert f"providerkit-nb repair {src} --to claude_code --thread {session}</code>" in html
+    # a path a shell would split, or that holds markup, is quoted for the shell and escaped
+    odd = tmp_path / "it's <b>here.jsonl"
+    odd.write_bytes(src.read_bytes())
+    html = findings_html(page_of(pk.inspect(odd)))
+    (code,) = re.findall(r'<code class="pk-cmd"[^>]*>(.*?)</code>', html)
+    assert "<b>" not in code and "&lt;b&gt;" in code
+    assert unescape(code) == f"providerkit-nb repair '{tmp_path}/it'\"'\"'s <b>here.jsonl' --to claude_code --thread {session}"
+    # a canonical history is not an agent's session: nothing to hand back
+    canonical = tmp_path / "history.jsonl"
+    canonical.write_text("".join(json.dumps(m) + "\n" for m in _broken()))
+    assert "pk-cmd" not in findings_html(page_of(pk.inspect(canonical)))

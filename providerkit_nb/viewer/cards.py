@@ -6,6 +6,12 @@ findings, each linked to the card it concerns, and rows that pair a stored messa
 message sent in its place (an inserted repair result gets a row of its own, empty on the stored
 side), so the two sides stay aligned. Every view (the widget, the HTML file, a saved notebook)
 renders these same cards. Everything from a transcript is escaped here and nowhere else.
+
+Prose (assistant and user text, thinking) is rendered as safe Markdown (``markdown.py``). What is
+data stays verbatim text: a tool's output and a call's arguments, and the system prompt. The
+system prompt is configuration the provider reads character for character (its indentation,
+its XML-like sections and its literal asterisks are instructions, not layout), and a person
+reads it to learn exactly what the model was told, so it is shown as written.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from ..core.repair import (
     RESULT_TO_NOTE,
     Repaired,
 )
+from .markdown import render_markdown
 
 __all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS"]
 
@@ -125,15 +132,20 @@ def _lines(text: str) -> int:
     return text.count("\n") + 1 if text else 0
 
 
-def fold(text: str, *, cls: str = "pk-text", label: str = "", code: bool = False, limit: int | None = None) -> str:
+def fold(
+    text: str, *, cls: str = "pk-text", label: str = "", code: bool = False, limit: int | None = None, md: bool = False,
+) -> str:
     """Text as a block that keeps its lines and wraps; a long one folded behind its line count,
-    and cut after ``limit`` characters (saying how many more there are)."""
+    and cut after ``limit`` characters (saying how many more there are). ``md``: prose, rendered
+    as safe Markdown (``markdown.render_markdown``) when it has any."""
     tag = "pre" if code else "div"
     if not code:  # blank lines at either end of prose (joined text blocks) only push the card apart
         text = text.strip("\n")
     shown = text if limit is None or len(text) <= limit else text[:limit]
     cut = f'<div class="pk-lbl">cut here: {len(text) - len(shown):,} more characters</div>' if shown is not text else ""
-    body = f'<{tag} class="{cls}">{esc(shown)}</{tag}>{cut}'
+    rendered = render_markdown(shown) if md and not code else None
+    inner = esc(shown) if rendered is None else rendered
+    body = f'<{tag} class="{cls}{"" if rendered is None else " pk-md"}">{inner}</{tag}>{cut}'
     n = _lines(text)
     if n <= FOLD_LINES and len(text) <= FOLD_CHARS:
         if label:
@@ -280,11 +292,11 @@ class _Side:
         parts = [head]
         if isinstance(m, AssistantMessage):
             if m.reasoning:
-                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit))
+                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit, md=True))
             elif m.reasoning_items is not None or m.reasoning_details:
                 parts.append('<div class="pk-lbl">thinking kept encrypted (sent back as it was)</div>')
             if m.content:
-                parts.append(fold(m.content, limit=self.limit))
+                parts.append(fold(m.content, limit=self.limit, md=True))
             for c in m.tool_calls or []:
                 parts.append(self._call(i, c.id, c.name, c.arguments))
         elif isinstance(m, ToolMessage):
@@ -303,8 +315,8 @@ class _Side:
                 parts.append(fold(m.content, code=True, cls="pk-code", limit=self.limit))
         else:
             text = text_of(m)
-            label = "system prompt" if isinstance(m, SystemMessage) else ""
-            parts.append(fold(text, label=label, limit=self.limit))
+            system = isinstance(m, SystemMessage)  # verbatim: see the module's docstring
+            parts.append(fold(text, label="system prompt" if system else "", limit=self.limit, md=not system))
         for f in here:
             if f.kind == "lost_call":
                 continue  # shown on its call

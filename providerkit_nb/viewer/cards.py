@@ -33,7 +33,7 @@ from ..core.repair import (
 )
 from .markdown import render_markdown
 
-__all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS"]
+__all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT"]
 
 FOLD_LINES = 8  # a text longer than this many lines is folded (its line count shown)
 FOLD_CHARS = 800  # ... or longer than this many characters
@@ -47,6 +47,11 @@ CHANGE_LABELS = {
     RENAMED_RESULT: "result id renamed (used twice)",
     DROPPED_EMPTY_ASSISTANT: "empty message dropped",
 }
+# A tool result the source marks as an error (``details[i]["error"]``): shown and filterable,
+# not a finding (the history is valid; the model read the error).
+ERROR_RESULT = "error_result"
+KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error"}
+_ERROR_BADGE = '<span class="pk-badge pk-bad">error</span>'
 
 
 def esc(value: Any) -> str:
@@ -115,6 +120,7 @@ class Page:
     skipped: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     anchor: str = ""  # prefix of every id on the page
+    errors: int = 0  # tool results the source marks as errors (not findings)
 
     def kinds(self) -> list[str]:
         """Kinds that occur on some row, in order of first occurrence (the legend lists only these)."""
@@ -255,6 +261,11 @@ class _Side:
     def anchor(self, i: int) -> str:
         return f"{self.prefix}{i}"
 
+    def failed(self, i: int) -> bool:
+        """Whether message ``i`` is a tool result its source marks as an error."""
+        d = self.details.get(i)
+        return bool(d and d.get("error") is True)
+
     def text(self, i: int) -> str:
         """What search finds message ``i`` by: its text, tool names, call ids, arguments, the
         results of its calls and the text sent for a lost one."""
@@ -282,6 +293,8 @@ class _Side:
         if kind:
             flags.append("pk-changed")
             badges.append(f'<span class="pk-badge pk-k-{esc(kind)}">{esc(CHANGE_LABELS.get(kind, kind))}</span>')
+        if self.failed(i):
+            badges.append(_ERROR_BADGE)
         here = self.findings.get(i, [])
         if any(f.kind != "lost_call" for f in here):
             flags.append("pk-flagged")
@@ -342,8 +355,10 @@ class _Side:
             # what the source says about the result (rejected, an error, ...) shows on the call too
             marks = [f for f in self.findings.get(r, []) if f.kind != "lost_call"]
             bad = "".join(f'<span class="pk-badge pk-bad">{esc(f.kind)}</span>' for f in marks)
+            if self.failed(r):
+                bad += _ERROR_BADGE
             out.append(
-                f'<div class="pk-result{" pk-bad" if marks else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
+                f'<div class="pk-result{" pk-bad" if bad else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
                 f"#{r}</a> result{esc(tag)}{bad}"
                 f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
             )
@@ -519,12 +534,16 @@ def build_page(
     changed = bool(repaired.changes)
     sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, limit=max_chars) if changed else None
     pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
+    failed = [i for i in range(len(messages)) if stored.failed(i)]
+    errors = set(failed) | {stored.call_of[i] for i in failed if i in stored.call_of}  # the result and its call
     rows: list[Row] = []
     for b, a in pairs:
         kinds: list[str] = []
         if b is not None:
             text = stored.text(b)
             kinds += [f.kind for f in by_index.get(b, [])]
+            if b in errors:
+                kinds.append(ERROR_RESULT)
             if b in before_marks:
                 kinds.append(before_marks[b])
         else:
@@ -547,6 +566,7 @@ def build_page(
         skipped=dict(skipped or {}),
         meta=dict(meta or {}),
         anchor=anchor,
+        errors=len(failed),
     )
 
 

@@ -56,7 +56,8 @@ def _image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
 
 @lru_cache(maxsize=1)
 def _parser() -> Any:
-    from markdown_it import MarkdownIt  # imported when prose is first shown: ``import providerkit_nb`` stays light
+    # imported when prose is first shown: ``import providerkit_nb`` stays light
+    from markdown_it import MarkdownIt
 
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False,
                                    "maxNesting": _NESTING})

@@ -46,6 +46,9 @@ def test_claude_code_is_error_from_the_upstream_file(upstream_transcripts_dir: P
     html = report_html(page)
     assert '<option value="error_result">tool result was an error</option>' in html
     assert "2 tool result(s) were errors" in html
+    # the command line's text and --json count them too
+    assert "  2 tool result(s) were errors (the model read them; not a problem): #2, #3" in repr(report)
+    assert report.to_json()["error_results"] == [2, 3] and report.to_json()["problems"] == []
 
 
 def _cc_line(kind: str, uid: str, parent: str | None, message: dict[str, Any]) -> str:

@@ -364,3 +364,21 @@ def test_markdown_prose_runs_nothing_and_fetches_nothing(page: Any, tmp_path: Pa
     assert "<script>window.__pwned=1</script>" in shown and "[image: beacon] http://127.0.0.1:9/beacon.png" in shown
     assert "[click](javascript:window.__pwned=3)" in shown
     assert facts["width"] <= WIDTH
+    # search reads the message's text; the match is marked inside the rendered heading
+    assert _search(page, "heading").startswith("1 of")
+    assert page.locator(".pk-md h1 mark.pk-mark").inner_text() == "Heading"
+    assert page.evaluate("window.__pwned === undefined")
+
+
+@pytest.mark.upstream
+def test_the_tool_errors_filter(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
+    """short.jsonl: two tool_result blocks with ``is_error: true``, both answering calls of one
+    assistant message: the filter keeps that message and the two results."""
+    src = upstream_transcripts_dir / "claude-code" / "short.jsonl"
+    assert src.read_text().count('"is_error":true') == 2  # the file's own
+    _open(page, pk.inspect(src), tmp_path / "short.html")
+    page.select_option("#pk-kind", "error_result")
+    page.wait_for_function("() => document.getElementById('pk-count').textContent.includes(' of ')")
+    assert page.inner_text("#pk-count") == "3 of 5 messages match"
+    assert page.locator("#pk-rows .pk-result.pk-bad .pk-badge.pk-bad", has_text="error").count() == 2
+    assert page.locator("#pk-rows .pk-head .pk-badge.pk-bad", has_text="error").count() == 2

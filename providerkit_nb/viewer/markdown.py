@@ -62,7 +62,7 @@ def _parser() -> Any:
     md = MarkdownIt("commonmark", {"html": False, "breaks": True, "linkify": False, "typographer": False,
                                    "maxNesting": _NESTING})
     md.enable(["table", "strikethrough"])
-    md.validateLink = _safe_link
+    md.validateLink = _safe_link  # type: ignore[method-assign]  # markdown-it documents replacing it
     md.add_render_rule("image", _image)
 
     def _link(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:

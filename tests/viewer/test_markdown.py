@@ -139,3 +139,20 @@ def test_search_text_is_the_source_text() -> None:
     """The report searches a row's text, not its HTML: words split by Markdown are still found."""
     page = build_page([pk.UserMessage("q"), pk.AssistantMessage("a **bold** [link](https://x.example)")])
     assert "a **bold** [link](https://x.example)" in page.rows[1].text
+
+
+def test_markdown_it_is_imported_only_when_prose_with_marks_is_drawn() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, providerkit_nb as pk\n"
+        "from providerkit_nb.viewer import build_page\n"
+        "p = build_page([pk.UserMessage('plain words'), pk.AssistantMessage('plain too')])\n"
+        "p.rows[1].before_html\n"
+        "print('markdown_it' in sys.modules)\n"
+        "build_page([pk.UserMessage('**marked**')]).rows[0].before_html\n"
+        "print('markdown_it' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

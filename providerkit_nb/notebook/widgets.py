@@ -30,6 +30,7 @@ from ..viewer import (
     static_html,
     text_summary,
 )
+from ..viewer.cards import ERROR_RESULT
 from ..viewer.style import CSS
 from . import frames
 
@@ -47,7 +48,8 @@ _DEFAULT_COLOUR = "#eeeeee"
 
 ROLES = ("all", "system", "user", "assistant", "tool")
 SHOW = (("repairs and the last messages", "focus"), ("every message", "all"))
-KINDS = (("any row", "any"), ("changed rows only", "changed"), *((k, k) for k in CHANGE_COLOURS))
+KINDS = (("any row", "any"), ("changed rows only", "changed"), *((k, k) for k in CHANGE_COLOURS),
+         ("tool result was an error", ERROR_RESULT))
 
 PAGE_ROWS = 100  # rows per table per page: bounds the payload whatever the history
 CONTEXT = 2  # rows shown around each row repair touched

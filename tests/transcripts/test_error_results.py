@@ -168,3 +168,14 @@ def test_pydantic_ai_retry_prompt_is_an_error() -> None:
     report = pk.inspect(src)
     assert retried  # the file's own retry prompt for a tool
     assert sorted(report.messages[i].tool_call_id for i in _errors(report)) == sorted(retried)
+
+
+def test_vercel_ui_output_error() -> None:
+    """The fixture's own tool part in state ``output-error``."""
+    src = FIXTURES / "vercel_ui_tool_error.json"
+    doc = json.loads(src.read_text())
+    messages = doc if isinstance(doc, list) else doc.get("messages", [])
+    failed = [p["toolCallId"] for m in messages for p in m.get("parts", []) if p.get("state") == "output-error"]
+    assert len(failed) == 1
+    report = pk.inspect(src)
+    assert [report.messages[i].tool_call_id for i in _errors(report)] == failed

@@ -532,9 +532,11 @@ def build_page(
             after_marks.setdefault(ch.index_after, ch.kind)
     stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
     changed = bool(repaired.changes)
-    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, limit=max_chars) if changed else None
     pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
-    failed = [i for i in range(len(messages)) if stored.failed(i)]
+    failed = sorted(i for i in stored.details if 0 <= i < len(messages) and stored.failed(i))
+    # a failed result kept by repair is badged on the sent side too
+    sent_failed = {a: {"error": True} for b, a in pairs if b in failed and a is not None}
+    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, details=sent_failed, limit=max_chars) if changed else None
     errors = set(failed) | {stored.call_of[i] for i in failed if i in stored.call_of}  # the result and its call
     rows: list[Row] = []
     for b, a in pairs:

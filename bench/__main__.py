@@ -8,7 +8,7 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
 ``--markdown`` (print the README's table from the saved ``results.json``),
-``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, transcripts,
+``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, report, transcripts,
 big_session, transcripts_part2, mcp). The exit status is
 1 when a target was missed or a benchmark failed.
 """
@@ -45,6 +45,7 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "gate": ("bench.gate", {"conversations": 200, "rounds": 3}, {"conversations": 80, "rounds": 1}),
     "memory": ("bench.memory", {"mb": 50}, {"mb": 20}),
     "views": ("bench.views", {"rounds": 5}, {"rounds": 2}),
+    "report": ("bench.report", {"rounds": 3}, {"rounds": 1, "size": 5000}),
     "scale": ("bench.scale", {}, {"conversations": 48, "slots": 8, "delay": 0.1, "acquires": 200}),
     "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 3}, {"mb": 20, "rounds": 1}),
     "big_session": ("bench.big_session", {"mb": 500}, {"mb": 100}),

@@ -30,7 +30,7 @@ from ..viewer import (
     static_html,
     text_summary,
 )
-from ..viewer.cards import CHANGE_LABELS
+from ..viewer.cards import CHANGE_LABELS, ERROR_RESULT, KIND_LABELS
 from ..viewer.style import CSS
 from . import frames
 
@@ -38,7 +38,8 @@ __all__ = ["HistoryView", "StoreBrowser", "payload_bytes"]
 
 ROLES = ("all", "system", "user", "assistant", "tool")
 SHOW = (("repairs and the last messages", "focus"), ("every message", "all"))
-KINDS = (("any row", "any"), ("changed rows only", "changed"), *((label, k) for k, label in CHANGE_LABELS.items()))
+KINDS = (("any row", "any"), ("changed rows only", "changed"), *((label, k) for k, label in CHANGE_LABELS.items()),
+         (KIND_LABELS[ERROR_RESULT], ERROR_RESULT))
 
 PAGE_ROWS = 100  # rows of cards per page: bounds the payload whatever the history
 CONTEXT = 2  # rows shown around each row repair touched

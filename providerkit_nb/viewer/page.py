@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .cards import CHANGE_LABELS, Page, Row, esc
+from .cards import KIND_LABELS, Page, Row, esc
 from .style import CSS
 
 __all__ = ["report_html", "write_html", "static_html", "findings_html", "rows_html", "text_summary", "focus_rows"]
@@ -26,6 +26,8 @@ def _headline(page: Page) -> str:
     if lost:
         bits.append(f"{lost} lost call(s)")
     bits.append(f"{len(page.findings)} finding(s)")
+    if page.errors:
+        bits.append(f"{page.errors} tool result(s) were errors")
     fmt = f" ({page.source_format})" if page.source_format and page.source_format not in page.title else ""
     return f'<div class="pk-summary"><b>{esc(page.title)}</b>{esc(fmt)}: {esc("; ".join(bits))}</div>'
 
@@ -64,7 +66,7 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
         out.append(f'<ol class="pk-findings">{"".join(items)}</ol>')
     kinds = page.kinds()
     if kinds:
-        legend = "".join(f'<span class="pk-badge">{esc(CHANGE_LABELS.get(k, k))}</span>' for k in kinds)
+        legend = "".join(f'<span class="pk-badge">{esc(KIND_LABELS.get(k, k))}</span>' for k in kinds)
         out.append(f'<div class="pk-legend pk-lbl">on the rows below: {legend}</div>')
     return "".join(out)
 
@@ -132,6 +134,8 @@ def text_summary(page: Page, *, limit: int = 20) -> str:
     lines = [f"{page.title}: {page.stored} messages" + (f", {page.sent} after repair" if page.changed else "")]
     if page.valid:
         lines.append("valid as stored; nothing to repair")
+    if page.errors:
+        lines.append(f"{page.errors} tool result(s) were errors (shown, not a problem: the model read them)")
     for f in page.findings[:limit]:
         where = f" at message {f.index}" if f.index is not None else ""
         lines.append(f"- {f.kind}{where}: {f.title}")
@@ -243,7 +247,7 @@ def report_html(page: Page) -> str:
     """One self-contained HTML document: findings at the top, then a virtual list of the rows
     with search, filters by role and by finding, and a link per message and per finding."""
     kinds = page.kinds()
-    kind_opts = "".join(f'<option value="{esc(k)}">{esc(CHANGE_LABELS.get(k, k))}</option>' for k in kinds)
+    kind_opts = "".join(f'<option value="{esc(k)}">{esc(KIND_LABELS.get(k, k))}</option>' for k in kinds)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{esc(page.title)}</title><style>{CSS}{_PAGE_CSS}</style></head>

@@ -57,4 +57,18 @@ CSS = """
 .pk-cols.pk-one{grid-template-columns:minmax(0,1fr)}
 .pk-gap{text-align:center;color:#8c959f;font-size:12px;padding:2px}
 .pk-legend .pk-badge{margin-right:6px}
+.pk-text.pk-md{white-space:normal}
+.pk-md>:first-child{margin-top:0}.pk-md>:last-child{margin-bottom:0}
+.pk-md p,.pk-md ul,.pk-md ol,.pk-md blockquote,.pk-md table{margin:3px 0}
+.pk-md ul,.pk-md ol{padding-left:20px}
+.pk-md h1,.pk-md h2,.pk-md h3,.pk-md h4,.pk-md h5,.pk-md h6{margin:6px 0 3px;line-height:1.25}
+.pk-md h1{font-size:16px}.pk-md h2{font-size:15px}.pk-md h3{font-size:14px}.pk-md h4,.pk-md h5,.pk-md h6{font-size:13px}
+.pk-md pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:3px}
+.pk-md code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;overflow-wrap:anywhere}
+.pk-md :not(pre)>code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+.pk-md blockquote{border-left:3px solid #d0d7de;padding-left:8px;color:#57606a;margin-left:0}
+.pk-md table{border-collapse:collapse;display:block;max-width:100%;overflow-x:auto}
+.pk-md th,.pk-md td{border:1px solid #d0d7de;padding:1px 6px;vertical-align:top}
+.pk-md hr{border:0;border-top:1px solid #d0d7de}
+.pk-img{color:#6e7781}.pk-url{font-family:ui-monospace,monospace;font-size:11px;overflow-wrap:anywhere}
 """

@@ -17,7 +17,7 @@ from tests.transcripts.conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_KEYS = {"source", "format", "thread", "messages", "skipped", "problems", "interrupted", "orphans",
-             "pending_approval", "changes", "abandoned"}
+             "pending_approval", "changes", "abandoned", "error_results"}  # error_results: issue 24
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:

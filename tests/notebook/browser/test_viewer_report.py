@@ -335,3 +335,59 @@ def test_enter_steps_through_the_matching_messages(page: Any, upstream_transcrip
     page.press("#pk-q", "Shift+Enter")  # from the first, back round to the last
     assert hit(marked=False) > second
     assert "7 of 7" in page.inner_text("#pk-count")
+
+
+# --------------------------------------------------------------------------- Markdown prose
+
+MD_HOSTILE = [
+    "# Heading\n\n<script>window.__pwned=1</script>\n\n<img src=x onerror=\"window.__pwned=2\">",
+    "[click](javascript:window.__pwned=3) ![beacon](http://127.0.0.1:9/beacon.png) <http://127.0.0.1:9/auto>",
+    "<div onmouseover=\"window.__pwned=4\">\n\n*raw*\n\n</div>\n\n[ok](https://example.invalid/x)",
+    "```html\n<script>window.__pwned=5</script>\n```\n\n" + "> " * 200 + "deep",
+]
+
+
+def test_markdown_prose_runs_nothing_and_fetches_nothing(page: Any, tmp_path: Path) -> None:
+    """Hostile Markdown in every prose role: rendered (a heading, a link) yet no script runs, no
+    image is loaded, no request leaves the page (the fixture fails on any request but the file's)."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": MD_HOSTILE[0]}]
+    history += [{"role": "assistant", "content": t, "reasoning": t} for t in MD_HOSTILE[1:]]
+    src = tmp_path / "md.json"
+    src.write_text(json.dumps(history))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    facts = _open(page, pk.inspect(src), tmp_path / "md.html")
+    page.mouse.move(300, 300)
+    page.hover(".pk-md >> nth=2")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("img").count() == 0
+    assert page.locator("script").count() == 2  # the page's own data and renderer
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert page.locator(".pk-md h1").inner_text() == "Heading"
+    links = page.eval_on_selector_all(".pk-md a", "as => as.map(a => [a.href, a.rel, a.target])")
+    # the autolink and the https link, each in the thinking and the text; javascript: is no link
+    kept = ["noopener noreferrer nofollow", "_blank"]
+    assert links == [["http://127.0.0.1:9/auto", *kept]] * 2 + [["https://example.invalid/x", *kept]] * 2
+    shown = page.inner_text("#pk-rows")
+    assert "<script>window.__pwned=1</script>" in shown and "[image: beacon] http://127.0.0.1:9/beacon.png" in shown
+    assert "[click](javascript:window.__pwned=3)" in shown
+    assert facts["width"] <= WIDTH
+    # search reads the message's text; the match is marked inside the rendered heading
+    assert " in 1 of " in _search(page, "heading")
+    assert page.locator(".pk-md h1 mark.pk-mark").inner_text() == "Heading"
+    assert page.evaluate("window.__pwned === undefined")
+
+
+@pytest.mark.upstream
+def test_the_tool_errors_filter(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
+    """short.jsonl: two tool_result blocks with ``is_error: true``, both answering calls of one
+    assistant message: the filter keeps that message and the two results."""
+    src = upstream_transcripts_dir / "claude-code" / "short.jsonl"
+    assert src.read_text().count('"is_error":true') == 2  # the file's own
+    _open(page, pk.inspect(src), tmp_path / "short.html")
+    page.select_option("#pk-kind", "error_result")
+    page.wait_for_function("() => document.getElementById('pk-count').textContent.includes(' of ')")
+    assert page.inner_text("#pk-count") == "3 of 5 messages match"
+    assert page.locator("#pk-rows .pk-result.pk-bad .pk-badge.pk-bad", has_text="error").count() == 2
+    assert page.locator("#pk-rows .pk-head .pk-badge.pk-bad", has_text="error").count() == 2

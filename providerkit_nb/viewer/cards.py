@@ -313,14 +313,20 @@ class _Side:
         return f'<div class="{cls}" id="{self.anchor(i)}">{"".join(parts)}</div>'
 
     def _call(self, i: int, call_id: str, name: str, arguments: str) -> str:
+        from .tools import layout  # the per-tool layouts build on this module's pieces
+
         r = self.result_of.get((i, call_id))
         lost = self.lost.get(call_id)
+        res_text = text_of(self.messages[r]) if r is not None else None
+        lay = layout(name, arguments, res_text, limit=self.limit)  # None: the generic card
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
-            f"{_gist(arguments)}</div>"
+            f"{_gist(arguments) if lay is None else lay.gist}</div>"
         ]
-        if arguments:
+        if lay is not None:
+            out.append(lay.body)
+        elif arguments:
             out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
         if r is not None:
             res = self.messages[r]
@@ -333,7 +339,7 @@ class _Side:
             out.append(
                 f'<div class="pk-result{" pk-bad" if marks else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
                 f"#{r}</a> result{esc(tag)}{bad}"
-                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
+                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit) if lay is None or lay.result is None else lay.result}</div>"
             )
         elif lost is not None:
             out.append(_lost_box(lost))

@@ -148,7 +148,9 @@ def test_a_call_head_says_what_the_call_does_in_one_line() -> None:
     card = build_page(msgs).rows[1].before_html
     heads = re.findall(r'<div class="pk-callhead">(.*?)</div>', card)
     assert len(heads) == 4
-    assert "Start &lt;the&gt; server" in heads[0] and "<code class=\"pk-gist\">mix phx.server</code>" in heads[0]
+    # a command's head says its purpose; the command itself is the shell line right below it
+    assert "Start &lt;the&gt; server" in heads[0] and "mix phx.server" not in heads[0]
+    assert '<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>mix phx.server</pre>' in card
     assert "<code class=\"pk-gist\">xterm.js scroll</code>" in heads[1]
     assert "pk-gist" not in heads[2]
     assert "<code class=\"pk-gist\">mix.exs</code>" in heads[3]  # the pattern, not the folder

@@ -24,6 +24,7 @@ __all__ = ["Layout", "layout"]
 
 MAX_DIFF_LINES = 20_000  # old + new lines beyond which no diff is computed (generic card instead)
 MAX_DIFF_CHARS = 2_000_000
+OPEN_DIFF_LINES = 40  # a diff up to this long is shown open (the point of the card); longer ones fold
 
 
 @dataclass(slots=True, frozen=True)
@@ -106,7 +107,9 @@ def _count(added: int, removed: int) -> str:
 _PRE = re.compile(r'(<pre class="pk-code pk-lines">)(.*?)(</pre>)', re.S)
 
 
-def _lines_block(text: str, marks: Callable[[int, str], str], *, label: str, limit: int | None) -> str:
+def _lines_block(
+    text: str, marks: Callable[[int, str], str], *, label: str, limit: int | None, open_upto: int = 0
+) -> str:
     """``text`` folded as any long text is, each line wrapped in a span that ``marks(k, line)``
     opens (the line's escaped text goes inside). fold decides whether to fold and where to cut;
     the lines are marked in what it made (escaped text holds no ``<``, so the block is found)."""
@@ -116,12 +119,15 @@ def _lines_block(text: str, marks: Callable[[int, str], str], *, label: str, lim
         rows = m.group(2).split("\n")
         return m.group(1) + "".join(f"{marks(k, line)}{line}</span>" for k, line in enumerate(rows)) + m.group(3)
 
-    return _PRE.sub(each, html, count=1)
+    html = _PRE.sub(each, html, count=1)
+    if html.startswith('<details class="pk-fold">') and text.count("\n") < open_upto:
+        html = '<details class="pk-fold" open>' + html[len('<details class="pk-fold">') :]
+    return html
 
 
 def _diff_mark(k: int, line: str) -> str:
     c = line[:1]
-    if line.startswith(("+++", "---", "*** ")):
+    if line.startswith("*** "):  # a patch's own lines (a diff's lines start with + - space @)
         return '<span class="pk-dl pk-dl-file">'
     if c == "@":
         return '<span class="pk-dl pk-dl-hunk">'
@@ -133,22 +139,24 @@ def _diff_mark(k: int, line: str) -> str:
 
 
 def _diff_block(lines: list[str], label: str, limit: int | None) -> str:
-    return _lines_block("\n".join(lines), _diff_mark, label=label, limit=limit)
+    return _lines_block("\n".join(lines), _diff_mark, label=label, limit=limit, open_upto=OPEN_DIFF_LINES)
 
 
 def _unified(old: str, new: str) -> list[str] | None:
-    """A unified diff of old to new (no file header lines), or None when too big to compute."""
+    """A unified diff of old to new, or None when too big to compute. The texts are snippets of
+    a file, so the hunks' line numbers would mislead: a hunk after the first starts with ``@@ ⋯``."""
     if len(old) + len(new) > MAX_DIFF_CHARS:
         return None
     a, b = old.splitlines(), new.splitlines()
     if len(a) + len(b) > MAX_DIFF_LINES:
         return None
-    return list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
+    lines = list(difflib.unified_diff(a, b, lineterm="", n=3))[2:]
+    return ["@@ \u22ef" if x.startswith("@@") else x for x in lines[1:]]
 
 
 def _stat(lines: list[str]) -> tuple[int, int]:
-    added = sum(1 for x in lines if x.startswith("+") and not x.startswith("+++"))
-    removed = sum(1 for x in lines if x.startswith("-") and not x.startswith("---"))
+    added = sum(1 for x in lines if x.startswith("+"))
+    removed = sum(1 for x in lines if x.startswith("-"))
     return added, removed
 
 
@@ -188,8 +196,7 @@ def _pairs(path: str | None, pairs: list[tuple[str, str]], every: bool, argument
         if d is None:
             return None
         if len(pairs) > 1:
-            lines.append(f"@@ edit {k + 1} of {len(pairs)} @@")
-            d = [x for x in d if not x.startswith("@@")]
+            lines.append(f"@@ edit {k + 1} of {len(pairs)}")
         lines += d
     added, removed = _stat(lines)
     note = ' <span class="pk-badge">every occurrence</span>' if every else ""

@@ -151,7 +151,7 @@ def _args(arguments: str) -> str:
     """Call arguments as the model wrote them, JSON laid out when it is JSON."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return arguments
     if isinstance(parsed, dict | list):
         return json.dumps(parsed, indent=1, ensure_ascii=False)
@@ -167,7 +167,7 @@ def _gist(arguments: str) -> str:
     """The call's stated purpose and its main argument, one line each at most (escaped HTML)."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return ""
     if not isinstance(parsed, dict):
         return ""

@@ -62,7 +62,7 @@ def _layout(name: str, arguments: str, result: str | None, limit: int | None) ->
 def _object(arguments: str) -> dict[str, Any] | None:
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, dict) else None
 

@@ -88,10 +88,14 @@ def _raw(arguments: str, limit: int | None) -> str:
     """The arguments as the model wrote them, folded shut (the layout above shows what they mean):
     long ones fold as any long text does, short ones behind a summary of their own."""
     text = _args(arguments)
-    long = fold(text, code=True, cls="pk-code pk-raw", label="arguments as written", limit=limit)
-    if long.startswith("<details"):
-        return long
-    return f'<details class="pk-fold pk-raw"><summary>arguments as written</summary>{fold(text, code=True, cls="pk-code", limit=limit)}</details>'
+    short = fold(text, code=True, cls="pk-code", limit=limit)
+    if short.startswith("<details"):  # long: folded by fold, with its line count
+        return fold(text, code=True, cls="pk-code pk-raw", label="arguments as written", limit=limit)
+    n = text.count("\n") + 1
+    return (
+        f'<details class="pk-fold pk-raw"><summary>arguments as written: <span class="pk-n">{n} lines, '
+        f"{len(text):,} chars</span></summary>{short}</details>"
+    )
 
 
 def _path(path: str | None) -> str:

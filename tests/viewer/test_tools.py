@@ -40,7 +40,7 @@ def _head(card: str) -> str:
 
 
 GENERIC_ARGS = '<div class="pk-lbl">arguments</div><pre class="pk-code">'  # today's card, kept for unknown tools
-RAW = '<summary>arguments as written</summary>'
+RAW = '<summary>arguments as written: <span class="pk-n">'
 
 
 # --------------------------------------------------------------------------- edits

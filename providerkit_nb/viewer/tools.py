@@ -215,9 +215,10 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, limit: int 
     content = _str(args, "content")
     if content is None:
         return None
-    n = len(content.splitlines())
+    rows = _split(content)
+    n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
-    body = _numbered([(k + 1, x) for k, x in enumerate(content.split("\n"))], "content", limit)
+    body = _numbered([(k + 1, x) for k, x in enumerate(rows)], "content", limit)
     return Layout(gist, body + _raw(arguments, limit))
 
 
@@ -306,7 +307,7 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, limit: int |
         res = _read_result(result, limit)
         if res is None and plain and result.strip() and not result.startswith("Error"):
             start = (offset or 0) + 1  # Gemini CLI's offset counts from 0
-            res = _numbered([(start + k, x) for k, x in enumerate(result.split("\n"))], "content", limit)
+            res = _numbered([(start + k, x) for k, x in enumerate(_split(result))], "content", limit)
     return Layout(gist, _raw(arguments, limit), res)
 
 
@@ -341,6 +342,12 @@ def _read_result(text: str, limit: int | None) -> str | None:
     return "".join(out)
 
 
+def _split(text: str) -> list[str]:
+    """A file's lines (a final newline ends the last line; it does not start another)."""
+    rows = text.split("\n")
+    return rows[:-1] if len(rows) > 1 and rows[-1] == "" else rows
+
+
 def _numbered(rows: list[tuple[int, str]], label: str, limit: int | None) -> str:
     """Lines with their numbers in a gutter (drawn by the style sheet, so copying takes the text only)."""
     return _lines_block(
@@ -368,10 +375,10 @@ def _command(args: dict[str, Any], arguments: str, result: str | None, limit: in
         return None
     what = _str(args, "description", "justification")
     where = _str(args, "workdir", "directory", "cwd")
-    line = cmd if "\n" not in cmd and len(cmd) <= 300 else None
+    line = cmd if "\n" not in cmd.strip("\n") and len(cmd) <= 800 else None
     gist = f' <span class="pk-what">{esc(what)}</span>' if what else ""
     if line is not None:
-        body = f'<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>{esc(line)}</pre>'
+        body = f'<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>{esc(line.strip())}</pre>'
     else:
         body = fold(cmd, code=True, cls="pk-code pk-cmd", label="$ command", limit=limit)
     if where:
@@ -397,7 +404,7 @@ def _terminal(text: str, limit: int | None) -> str:
         badge = f'<span class="pk-badge pk-exit{" pk-bad" if code else ""}">exit {code}</span>'
     if not output.strip():
         return f'{badge}<div class="pk-lbl">no output</div>'
-    return badge + fold(output, code=True, cls="pk-code pk-term", label="output", limit=limit)
+    return badge + fold(output, code=True, cls="pk-code pk-term", limit=limit)
 
 
 # --------------------------------------------------------------------------- to-do lists

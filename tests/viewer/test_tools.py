@@ -113,18 +113,18 @@ def test_the_edit_tools_of_opencode_gemini_cli_and_cline() -> None:
 
 def test_a_whole_file_written_shows_its_lines_numbered_and_its_count() -> None:
     for name, args in [
-        ("Write", {"file_path": "/p/new.md", "content": "# Title\n\nbody"}),  # Claude Code
-        ("write", {"filePath": "/p/new.md", "content": "# Title\n\nbody"}),  # OpenCode
-        ("write_file", {"file_path": "/p/new.md", "content": "# Title\n\nbody"}),  # Gemini CLI
-        ("write_to_file", {"path": "/p/new.md", "content": "# Title\n\nbody"}),  # Cline
+        ("Write", {"file_path": "/p/new.md", "content": "# Title\n\nbody\n"}),  # Claude Code
+        ("write", {"filePath": "/p/new.md", "content": "# Title\n\nbody\n"}),  # OpenCode
+        ("write_file", {"file_path": "/p/new.md", "content": "# Title\n\nbody\n"}),  # Gemini CLI
+        ("write_to_file", {"path": "/p/new.md", "content": "# Title\n\nbody\n"}),  # Cline
     ]:
         card = _card(name, args)
         assert '<span class="pk-what">write whole file</span> <code class="pk-gist pk-path">/p/new.md</code>' in card, name
         assert '<span class="pk-plus">3 line(s)</span>' in card, name
         assert (
             '<span class="pk-ln" data-n="1"># Title</span><span class="pk-ln" data-n="2"></span>'
-            '<span class="pk-ln" data-n="3">body</span>'
-        ) in card, name
+            '<span class="pk-ln" data-n="3">body</span></pre>'
+        ) in card, name  # the final newline ends line 3; no empty line 4
 
 
 def test_codex_apply_patch_as_a_custom_tool_call_and_run_by_a_shell_call() -> None:

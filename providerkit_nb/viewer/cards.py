@@ -14,6 +14,7 @@ import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..core.messages import AssistantMessage, Message, SystemMessage, ToolMessage, text_of
@@ -25,6 +26,7 @@ from ..core.repair import (
     RESULT_TO_NOTE,
     Repaired,
 )
+from . import tools
 
 __all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS"]
 
@@ -313,12 +315,11 @@ class _Side:
         return f'<div class="{cls}" id="{self.anchor(i)}">{"".join(parts)}</div>'
 
     def _call(self, i: int, call_id: str, name: str, arguments: str) -> str:
-        from .tools import layout  # the per-tool layouts build on this module's pieces
-
         r = self.result_of.get((i, call_id))
         lost = self.lost.get(call_id)
+        shown = _args(arguments)
         res_text = text_of(self.messages[r]) if r is not None else None
-        lay = layout(name, arguments, res_text, limit=self.limit)  # None: the generic card
+        lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown)  # None: generic
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
@@ -327,7 +328,7 @@ class _Side:
         if lay is not None:
             out.append(lay.body)
         elif arguments:
-            out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
+            out.append(fold(shown, code=True, cls="pk-code", label="arguments", limit=self.limit))
         if r is not None:
             res = self.messages[r]
             assert isinstance(res, ToolMessage)

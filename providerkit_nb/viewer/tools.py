@@ -7,6 +7,9 @@ CLI and Cline spell the same tools differently); ``None`` keeps the generic card
 fails the card: arguments that are not what the tool takes (not JSON, a missing key, a wrong type,
 a diff too big to compute) give ``None`` too. The raw arguments stay one click away, folded, and
 search still reads them (it searches the card's text, not this HTML). Everything is escaped here.
+
+The card passes in its own ``fold`` (long text folded behind its line count and cut at the card's
+limit), so a layout folds as every card does and this module needs nothing from ``cards``.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from html import escape
 from typing import Any
 
-from .cards import _args, esc, fold
+__all__ = ["Layout", "layout", "Fold"]
 
-__all__ = ["Layout", "layout"]
+Fold = Callable[..., str]  # fold(text, *, cls=..., label=..., code=...) -> escaped HTML, as cards.fold
 
 MAX_DIFF_LINES = 20_000  # old + new lines beyond which no diff is computed (generic card instead)
 MAX_DIFF_CHARS = 2_000_000
@@ -37,26 +41,42 @@ class Layout:
     result: str | None = None
 
 
-def layout(name: str, arguments: str, result: str | None, *, limit: int | None = None) -> Layout | None:
+def esc(text: str) -> str:
+    return escape(text, quote=True)
+
+
+@dataclass(slots=True, frozen=True)
+class _Card:
+    """What a layout takes from its card: the card's fold, and the arguments as the card lays them out."""
+
+    fold: Fold
+    shown: str
+
+    def __call__(self, text: str, **kw: Any) -> str:
+        return self.fold(text, **kw)
+
+
+def layout(name: str, arguments: str, result: str | None, *, fold: Fold, shown: str) -> Layout | None:
     """The layout of a call to ``name`` with these ``arguments`` (and the text of its result, if
-    any), or None for the generic card."""
+    any), or None for the generic card. ``shown`` is the arguments as the generic card lays them
+    out (kept, folded, under the layout)."""
     try:
-        return _layout(name, arguments, result, limit)
+        return _layout(name, arguments, result, _Card(fold, shown))
     except Exception:  # a layout is a nicety: odd arguments get the generic card, never an error
         return None
 
 
-def _layout(name: str, arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _layout(name: str, arguments: str, result: str | None, fold: _Card) -> Layout | None:
     key = name.lower()
     if _PATCH_START in arguments and key in _PATCH_TOOLS:
-        return _patch(_patch_text(arguments), key in _SHELL, arguments, result, limit)
+        return _patch(_patch_text(arguments), key in _SHELL, arguments, result, fold)
     args = _object(arguments)
     if args is None:
         return None
     if key in _SHELL:
-        return _command(args, arguments, result, limit)
+        return _command(args, arguments, result, fold)
     render = _BY_NAME.get(key)
-    return render(args, arguments, result, limit) if render is not None else None
+    return render(args, arguments, result, fold) if render is not None else None
 
 
 def _object(arguments: str) -> dict[str, Any] | None:
@@ -84,13 +104,13 @@ def _int(args: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _raw(arguments: str, limit: int | None) -> str:
+def _raw(arguments: str, fold: _Card) -> str:
     """The arguments as the model wrote them, folded shut (the layout above shows what they mean):
     long ones fold as any long text does, short ones behind a summary of their own."""
-    text = _args(arguments)
-    short = fold(text, code=True, cls="pk-code", limit=limit)
+    text = fold.shown
+    short = fold(text, code=True, cls="pk-code")
     if short.startswith("<details"):  # long: folded by fold, with its line count
-        return fold(text, code=True, cls="pk-code pk-raw", label="arguments as written", limit=limit)
+        return fold(text, code=True, cls="pk-code pk-raw", label="arguments as written")
     n = text.count("\n") + 1
     return (
         f'<details class="pk-fold pk-raw"><summary>arguments as written: <span class="pk-n">{n} lines, '
@@ -112,12 +132,12 @@ _PRE = re.compile(r'(<pre class="pk-code pk-lines">)(.*?)(</pre>)', re.S)
 
 
 def _lines_block(
-    text: str, marks: Callable[[int, str], str], *, label: str, limit: int | None, open_upto: int = 0
+    text: str, marks: Callable[[int, str], str], *, label: str, fold: _Card, open_upto: int = 0
 ) -> str:
     """``text`` folded as any long text is, each line wrapped in a span that ``marks(k, line)``
     opens (the line's escaped text goes inside). fold decides whether to fold and where to cut;
     the lines are marked in what it made (escaped text holds no ``<``, so the block is found)."""
-    html = fold(text, code=True, cls="pk-code pk-lines", label=label, limit=limit)
+    html = fold(text, code=True, cls="pk-code pk-lines", label=label)
 
     def each(m: re.Match[str]) -> str:
         rows = m.group(2).split("\n")
@@ -142,8 +162,8 @@ def _diff_mark(k: int, line: str) -> str:
     return '<span class="pk-dl">'
 
 
-def _diff_block(lines: list[str], label: str, limit: int | None) -> str:
-    return _lines_block("\n".join(lines), _diff_mark, label=label, limit=limit, open_upto=OPEN_DIFF_LINES)
+def _diff_block(lines: list[str], label: str, fold: _Card) -> str:
+    return _lines_block("\n".join(lines), _diff_mark, label=label, fold=fold, open_upto=OPEN_DIFF_LINES)
 
 
 def _unified(old: str, new: str) -> list[str] | None:
@@ -167,17 +187,17 @@ def _stat(lines: list[str]) -> tuple[int, int]:
 # --------------------------------------------------------------------------- edits
 
 
-def _edit(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _edit(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """One old/new pair: Claude Code Edit, OpenCode edit, Gemini CLI replace."""
     path = _str(args, "file_path", "filePath", "path", "absolute_path")
     old = _str(args, "old_string", "oldString")
     new = _str(args, "new_string", "newString")
     if old is None or new is None:
         return None
-    return _pairs(path, [(old, new)], args.get("replace_all") is True or args.get("replaceAll") is True, arguments, limit)
+    return _pairs(path, [(old, new)], args.get("replace_all") is True or args.get("replaceAll") is True, arguments, fold)
 
 
-def _multi(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _multi(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """Claude Code MultiEdit: several pairs on one file, in order."""
     edits = args.get("edits")
     if not isinstance(edits, list) or not edits:
@@ -190,10 +210,10 @@ def _multi(args: dict[str, Any], arguments: str, result: str | None, limit: int 
         if old is None or new is None:
             return None
         pairs.append((old, new))
-    return _pairs(_str(args, "file_path", "filePath"), pairs, False, arguments, limit)
+    return _pairs(_str(args, "file_path", "filePath"), pairs, False, arguments, fold)
 
 
-def _pairs(path: str | None, pairs: list[tuple[str, str]], every: bool, arguments: str, limit: int | None) -> Layout | None:
+def _pairs(path: str | None, pairs: list[tuple[str, str]], every: bool, arguments: str, fold: _Card) -> Layout | None:
     lines: list[str] = []
     for k, (old, new) in enumerate(pairs):
         d = _unified(old, new)
@@ -205,11 +225,11 @@ def _pairs(path: str | None, pairs: list[tuple[str, str]], every: bool, argument
     added, removed = _stat(lines)
     note = ' <span class="pk-badge">every occurrence</span>' if every else ""
     gist = f' <span class="pk-what">edit</span>{_path(path)}{_count(added, removed)}{note}'
-    body = _diff_block(lines, "diff", limit) if lines else '<div class="pk-lbl">no change: old and new text are the same</div>'
-    return Layout(gist, body + _raw(arguments, limit))
+    body = _diff_block(lines, "diff", fold) if lines else '<div class="pk-lbl">no change: old and new text are the same</div>'
+    return Layout(gist, body + _raw(arguments, fold))
 
 
-def _write(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """A whole file written: Claude Code Write, OpenCode write, Gemini CLI write_file, Cline write_to_file."""
     path = _str(args, "file_path", "filePath", "path", "absolute_path")
     content = _str(args, "content")
@@ -218,8 +238,8 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, limit: int 
     rows = _split(content)
     n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
-    body = _numbered([(k + 1, x) for k, x in enumerate(rows)], "content", limit)
-    return Layout(gist, body + _raw(arguments, limit))
+    body = _numbered([(k + 1, x) for k, x in enumerate(rows)], "content", fold)
+    return Layout(gist, body + _raw(arguments, fold))
 
 
 # Cline's SEARCH/REPLACE blocks, both spellings of their markers
@@ -228,7 +248,7 @@ _DIVIDER = re.compile(r"^={3,}[ \t]*$")
 _REPLACE = re.compile(r"^(?:\+{3,} REPLACE|>{3,} REPLACE)[ \t]*$")
 
 
-def _search_replace(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _search_replace(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """Cline replace_in_file: the diff's SEARCH/REPLACE blocks as old/new pairs."""
     diff = _str(args, "diff")
     if diff is None:
@@ -250,7 +270,7 @@ def _search_replace(args: dict[str, Any], arguments: str, result: str | None, li
             old.append(line)
     if not pairs:
         return None
-    return _pairs(_str(args, "path", "file_path"), pairs, False, arguments, limit)
+    return _pairs(_str(args, "path", "file_path"), pairs, False, arguments, fold)
 
 
 # --------------------------------------------------------------------------- patches
@@ -274,16 +294,16 @@ def _patch_text(arguments: str) -> str:
     return text[start:] if end < 0 else text[start : end + len("*** End Patch")]
 
 
-def _patch(patch: str, shell: bool, arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _patch(patch: str, shell: bool, arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """Codex's patch format (``*** Begin Patch``), already a diff: its lines marked, its files named."""
     lines = patch.split("\n")
     files = [f"{'new' if op == 'Add' else 'delete' if op == 'Delete' else 'edit'} {path.strip()}" for op, path in _PATCH_FILE.findall(patch)]
     added, removed = _stat([x for x in lines if not x.startswith("***")])
     shown = "; ".join(files[:4]) + (f"; and {len(files) - 4} more" if len(files) > 4 else "")
     gist = f' <span class="pk-what">patch</span> <code class="pk-gist pk-path">{esc(shown)}</code>{_count(added, removed)}'
-    body = _diff_block(lines, "patch", limit)
-    res = _terminal(result, limit) if result is not None and shell else None  # a shell ran it: its output
-    return Layout(gist, body + _raw(arguments, limit), res)
+    body = _diff_block(lines, "patch", fold)
+    res = _terminal(result, fold) if result is not None and shell else None  # a shell ran it: its output
+    return Layout(gist, body + _raw(arguments, fold), res)
 
 
 # --------------------------------------------------------------------------- reads
@@ -292,7 +312,7 @@ def _patch(patch: str, shell: bool, arguments: str, result: str | None, limit: i
 _NUMBERED = re.compile(r"^ *(\d{1,9})(?:\u2192|\| ?|: |\t)(.*)$")
 
 
-def _read(args: dict[str, Any], arguments: str, result: str | None, limit: int | None, *, plain: bool = False) -> Layout | None:
+def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card, *, plain: bool = False) -> Layout | None:
     """A file read: Claude Code Read, OpenCode read (their results number the lines), Gemini CLI
     and Cline read_file (``plain``: the file's text as it is, numbered here from the offset)."""
     path = _str(args, "file_path", "filePath", "absolute_path", "path")
@@ -304,18 +324,18 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, limit: int |
     gist = f' <span class="pk-what">read</span>{_path(path)}{span}'
     res = None
     if result is not None:
-        res = _read_result(result, limit)
+        res = _read_result(result, fold)
         if res is None and plain and result.strip() and not result.startswith("Error"):
             start = (offset or 0) + 1  # Gemini CLI's offset counts from 0
-            res = _numbered([(start + k, x) for k, x in enumerate(_split(result))], "content", limit)
-    return Layout(gist, _raw(arguments, limit), res)
+            res = _numbered([(start + k, x) for k, x in enumerate(_split(result))], "content", fold)
+    return Layout(gist, _raw(arguments, fold), res)
 
 
-def _read_plain(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
-    return _read(args, arguments, result, limit, plain=True)
+def _read_plain(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
+    return _read(args, arguments, result, fold, plain=True)
 
 
-def _read_result(text: str, limit: int | None) -> str | None:
+def _read_result(text: str, fold: _Card) -> str | None:
     """The read lines with their numbers in a gutter; what follows them (a reminder the agent
     appended, a note that the file goes on) as text below. None when no line is numbered."""
     rows: list[tuple[int, str]] = []
@@ -335,10 +355,10 @@ def _read_result(text: str, limit: int | None) -> str | None:
         return None
     out = []
     if any(x.strip() for x in head):
-        out.append(fold("\n".join(head), code=True, cls="pk-code", limit=limit))
-    out.append(_numbered(rows, f"lines {rows[0][0]}\u2013{rows[-1][0]}", limit))
+        out.append(fold("\n".join(head), code=True, cls="pk-code"))
+    out.append(_numbered(rows, f"lines {rows[0][0]}\u2013{rows[-1][0]}", fold))
     if any(x.strip() for x in rest):
-        out.append(fold("\n".join(rest).strip("\n"), code=True, cls="pk-code", limit=limit))
+        out.append(fold("\n".join(rest).strip("\n"), code=True, cls="pk-code"))
     return "".join(out)
 
 
@@ -348,13 +368,13 @@ def _split(text: str) -> list[str]:
     return rows[:-1] if len(rows) > 1 and rows[-1] == "" else rows
 
 
-def _numbered(rows: list[tuple[int, str]], label: str, limit: int | None) -> str:
+def _numbered(rows: list[tuple[int, str]], label: str, fold: _Card) -> str:
     """Lines with their numbers in a gutter (drawn by the style sheet, so copying takes the text only)."""
     return _lines_block(
         "\n".join(x for _, x in rows),
         lambda k, line: f'<span class="pk-ln" data-n="{rows[k][0] if k < len(rows) else ""}">',
         label=label,
-        limit=limit,
+        fold=fold,
     )
 
 
@@ -364,7 +384,7 @@ _SHELL = {"bash", "shell", "exec_command", "shell_command", "local_shell", "run_
 _EXIT = re.compile(r"^(?:Error: )?(?:Exit code:? |Process exited with code )(-?\d+)\b", re.M)
 
 
-def _command(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _command(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """A shell call: Claude Code and OpenCode bash, Codex exec_command/shell, Gemini CLI
     run_shell_command, Cline execute_command."""
     cmd: Any = args.get("command", args.get("cmd"))
@@ -380,14 +400,14 @@ def _command(args: dict[str, Any], arguments: str, result: str | None, limit: in
     if line is not None:
         body = f'<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>{esc(line.strip())}</pre>'
     else:
-        body = fold(cmd, code=True, cls="pk-code pk-cmd", label="$ command", limit=limit)
+        body = fold(cmd, code=True, cls="pk-code pk-cmd", label="$ command")
     if where:
         body = f'<div class="pk-lbl">in <code>{esc(where)}</code></div>' + body
-    res = _terminal(result, limit) if result is not None else None
-    return Layout(gist, body + _raw(arguments, limit), res)
+    res = _terminal(result, fold) if result is not None else None
+    return Layout(gist, body + _raw(arguments, fold), res)
 
 
-def _terminal(text: str, limit: int | None) -> str:
+def _terminal(text: str, fold: _Card) -> str:
     """A command's output as a terminal block, its exit code (when the tool wrote one) in front."""
     output, code = text, None
     parsed = _object(text) if text.startswith("{") else None
@@ -404,7 +424,7 @@ def _terminal(text: str, limit: int | None) -> str:
         badge = f'<span class="pk-badge pk-exit{" pk-bad" if code else ""}">exit {code}</span>'
     if not output.strip():
         return f'{badge}<div class="pk-lbl">no output</div>'
-    return badge + fold(output, code=True, cls="pk-code pk-term", limit=limit)
+    return badge + fold(output, code=True, cls="pk-code pk-term")
 
 
 # --------------------------------------------------------------------------- to-do lists
@@ -412,7 +432,7 @@ def _terminal(text: str, limit: int | None) -> str:
 _TICK = {"completed": "\u2611", "done": "\u2611", "in_progress": "\u25d0", "pending": "\u2610", "cancelled": "\u2612"}
 
 
-def _todos(args: dict[str, Any], arguments: str, result: str | None, limit: int | None) -> Layout | None:
+def _todos(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
     """Claude Code TodoWrite, OpenCode todowrite, Gemini CLI write_todos: the list as a checklist."""
     todos = args.get("todos")
     if not isinstance(todos, list):
@@ -433,10 +453,10 @@ def _todos(args: dict[str, Any], arguments: str, result: str | None, limit: int 
             f'{esc(text)} <span class="pk-lbl">{esc(status.replace("_", " "))}</span></li>'
         )
     gist = f' <span class="pk-what">to-do list</span> <span class="pk-lbl">{done} of {len(todos)} done</span>'
-    return Layout(gist, f'<ul class="pk-todos">{"".join(items)}</ul>' + _raw(arguments, limit))
+    return Layout(gist, f'<ul class="pk-todos">{"".join(items)}</ul>' + _raw(arguments, fold))
 
 
-_BY_NAME: dict[str, Callable[[dict[str, Any], str, str | None, int | None], Layout | None]] = {
+_BY_NAME: dict[str, Callable[[dict[str, Any], str, str | None, _Card], Layout | None]] = {
     "edit": _edit,  # Claude Code, OpenCode
     "replace": _edit,  # Gemini CLI
     "multiedit": _multi,

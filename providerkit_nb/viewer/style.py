@@ -57,15 +57,15 @@ CSS = """
 .pk-cols.pk-one{grid-template-columns:minmax(0,1fr)}
 .pk-gap{text-align:center;color:#8c959f;font-size:12px;padding:2px}
 .pk-legend .pk-badge{margin-right:6px}
-.pk-raw>summary,.pk-fold:has(>.pk-raw)>summary{font-size:11px}
+.pk-raw>summary{font-size:11px}
 .pk-path{font-size:12px}
 .pk-dstat{font-family:ui-monospace,monospace;font-size:11px;margin-left:4px}
 .pk-plus{color:#1a7f37}.pk-minus{color:#cf222e}
-.pk-dl{display:block;min-height:1.35em;padding:0 4px;margin:0 -4px}
-.pk-dl-add{background:#dafbe1;color:#116329}.pk-dl-del{background:#ffebe9;color:#a40e26}
-.pk-dl-hunk{background:#ddf4ff;color:#0550ae}.pk-dl-file{font-weight:600;color:#424a53}
-.pk-ln{display:block;min-height:1.35em;position:relative;padding-left:4.2em}
-.pk-ln::before{content:attr(data-n);position:absolute;left:0;width:3.4em;text-align:right;color:#8c959f;user-select:none;-webkit-user-select:none}
+.pk-diff>*{display:block;min-height:1.35em;padding:0 4px;margin:0 -4px;font-style:normal;font-weight:normal;text-decoration:none}
+.pk-diff>ins{background:#dafbe1;color:#116329}.pk-diff>del{background:#ffebe9;color:#a40e26}
+.pk-diff>em{background:#ddf4ff;color:#0550ae}.pk-diff>strong{font-weight:600;color:#424a53}
+.pk-num{padding-left:4.4em;list-style:decimal}.pk-num>li{min-height:1.35em;padding-left:.5em}
+.pk-num>li::marker{color:#8c959f;font-size:11px}
 .pk-cmd{background:#24292f;color:#f6f8fa}.pk-ps{color:#8c959f;user-select:none;-webkit-user-select:none}
 .pk-term{background:#f6f8fa;border-left:3px solid #8c959f}
 .pk-exit{font-family:ui-monospace,monospace}

@@ -106,15 +106,15 @@ def _int(args: dict[str, Any], *keys: str) -> int | None:
 
 def _raw(arguments: str, fold: _Card) -> str:
     """The arguments as the model wrote them, folded shut (the layout above shows what they mean):
-    long ones fold as any long text does, short ones behind a summary of their own."""
+    a long text folds as fold folds it (named here), a short one behind a summary of its own."""
     text = fold.shown
-    short = fold(text, code=True, cls="pk-code")
-    if short.startswith("<details"):  # long: folded by fold, with its line count
-        return fold(text, code=True, cls="pk-code pk-raw", label="arguments as written")
+    html = fold(text, code=True, cls="pk-code")
+    if html.startswith('<details class="pk-fold"><summary>'):
+        return html.replace('<details class="pk-fold"><summary>', '<details class="pk-fold pk-raw"><summary>arguments as written: ', 1)
     n = text.count("\n") + 1
     return (
         f'<details class="pk-fold pk-raw"><summary>arguments as written: <span class="pk-n">{n} lines, '
-        f"{len(text):,} chars</span></summary>{short}</details>"
+        f"{len(text):,} chars</span></summary>{html}</details>"
     )
 
 
@@ -128,42 +128,39 @@ def _count(added: int, removed: int) -> str:
 
 # --------------------------------------------------------------------------- marked lines
 
-_PRE = re.compile(r'(<pre class="pk-code pk-lines">)(.*?)(</pre>)', re.S)
+_PRE = re.compile(r'<pre class="pk-code pk-lines">(.*?)</pre>', re.S)
 
 
 def _lines_block(
-    text: str, marks: Callable[[int, str], str], *, label: str, fold: _Card, open_upto: int = 0
+    text: str, lines: Callable[[list[str]], str], *, label: str, fold: _Card, open_upto: int = 0
 ) -> str:
-    """``text`` folded as any long text is, each line wrapped in a span that ``marks(k, line)``
-    opens (the line's escaped text goes inside). fold decides whether to fold and where to cut;
-    the lines are marked in what it made (escaped text holds no ``<``, so the block is found)."""
+    """``text`` folded as any long text is, its block of lines made by ``lines`` (given the
+    escaped lines fold kept). fold decides whether to fold and where to cut; the block is then
+    rebuilt from what it made (escaped text holds no ``<``, so the block is found)."""
     html = fold(text, code=True, cls="pk-code pk-lines", label=label)
-
-    def each(m: re.Match[str]) -> str:
-        rows = m.group(2).split("\n")
-        return m.group(1) + "".join(f"{marks(k, line)}{line}</span>" for k, line in enumerate(rows)) + m.group(3)
-
-    html = _PRE.sub(each, html, count=1)
+    html = _PRE.sub(lambda m: lines(m.group(1).split("\n")), html, count=1)
     if html.startswith('<details class="pk-fold">') and text.count("\n") < open_upto:
         html = '<details class="pk-fold" open>' + html[len('<details class="pk-fold">') :]
     return html
 
 
-def _diff_mark(k: int, line: str) -> str:
-    c = line[:1]
-    if line.startswith("*** "):  # a patch's own lines (a diff's lines start with + - space @)
-        return '<span class="pk-dl pk-dl-file">'
-    if c == "@":
-        return '<span class="pk-dl pk-dl-hunk">'
-    if c == "+":
-        return '<span class="pk-dl pk-dl-add">'
-    if c == "-":
-        return '<span class="pk-dl pk-dl-del">'
-    return '<span class="pk-dl">'
+# a diff's lines as elements of their own: added <ins>, removed <del>, a hunk's head <em>, a
+# patch's own lines <strong>; the sign stays on each line (colour is not the only cue)
+_DIFF_TAG = {"+": "ins", "-": "del", "@": "em", "*": "strong"}
+
+
+def _diff_lines(lines: list[str]) -> str:
+    out = []
+    for line in lines:
+        tag = _DIFF_TAG.get(line[:1], "span")
+        if tag == "strong" and not line.startswith("*** "):
+            tag = "span"
+        out.append(f"<{tag}>{line}</{tag}>")
+    return f'<pre class="pk-code pk-diff">{"".join(out)}</pre>'
 
 
 def _diff_block(lines: list[str], label: str, fold: _Card) -> str:
-    return _lines_block("\n".join(lines), _diff_mark, label=label, fold=fold, open_upto=OPEN_DIFF_LINES)
+    return _lines_block("\n".join(lines), _diff_lines, label=label, fold=fold, open_upto=OPEN_DIFF_LINES)
 
 
 def _unified(old: str, new: str) -> list[str] | None:
@@ -238,7 +235,7 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card
     rows = _split(content)
     n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
-    body = _numbered([(k + 1, x) for k, x in enumerate(rows)], "content", fold)
+    body = _numbered(rows, None, "content", fold)
     return Layout(gist, body + _raw(arguments, fold))
 
 
@@ -308,8 +305,11 @@ def _patch(patch: str, shell: bool, arguments: str, result: str | None, fold: _C
 
 # --------------------------------------------------------------------------- reads
 
-# "     1→text" (Claude Code), "00001| text" (OpenCode), "1: text", "1\ttext" (cat -n)
-_NUMBERED = re.compile(r"^ *(\d{1,9})(?:\u2192|\| ?|: |\t)(.*)$")
+# "     1→text" (Claude Code), "00001| text" (OpenCode), "1: text", "1\ttext" (cat -n); a run of
+# such lines is what a read returned
+_LINE = r" *(\d{1,9})(?:\u2192|\| ?|: |\t)(.*)"
+_NUMBERED = re.compile(rf"^{_LINE}$", re.M)
+_RUN = re.compile(rf"(?:^{_LINE}(?:\n|$))+", re.M)
 
 
 def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card, *, plain: bool = False) -> Layout | None:
@@ -327,7 +327,7 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card,
         res = _read_result(result, fold)
         if res is None and plain and result.strip() and not result.startswith("Error"):
             start = (offset or 0) + 1  # Gemini CLI's offset counts from 0
-            res = _numbered([(start + k, x) for k, x in enumerate(_split(result))], "content", fold)
+            res = _numbered(_split(result), None, "content", fold, start=start)
     return Layout(gist, _raw(arguments, fold), res)
 
 
@@ -336,29 +336,20 @@ def _read_plain(args: dict[str, Any], arguments: str, result: str | None, fold: 
 
 
 def _read_result(text: str, fold: _Card) -> str | None:
-    """The read lines with their numbers in a gutter; what follows them (a reminder the agent
-    appended, a note that the file goes on) as text below. None when no line is numbered."""
-    rows: list[tuple[int, str]] = []
-    lines = text.split("\n")
-    k = 0
-    while k < len(lines) and not _NUMBERED.match(lines[k]):
-        k += 1
-    head, lines = lines[:k], lines[k:]
-    rest: list[str] = []
-    for k, line in enumerate(lines):
-        m = _NUMBERED.match(line)
-        if m is None:
-            rest = lines[k:]
-            break
-        rows.append((int(m.group(1)), m.group(2)))
-    if not rows:
+    """The read lines with their numbers in a gutter; what comes before and after them (a note
+    the agent wrapped around them, a reminder it appended) as text. None when no line is numbered."""
+    run = _RUN.search(text)
+    if run is None or text.count("\n", 0, run.start()) > 3:  # a wrapper's few lines at most before them
         return None
+    rows = _NUMBERED.findall(run.group(0))
+    numbers = [int(n) for n, _ in rows]
+    head, rest = text[: run.start()].strip("\n"), text[run.end() :].strip("\n")
     out = []
-    if any(x.strip() for x in head):
-        out.append(fold("\n".join(head), code=True, cls="pk-code"))
-    out.append(_numbered(rows, f"lines {rows[0][0]}\u2013{rows[-1][0]}", fold))
-    if any(x.strip() for x in rest):
-        out.append(fold("\n".join(rest).strip("\n"), code=True, cls="pk-code"))
+    if head.strip():
+        out.append(fold(head, code=True, cls="pk-code"))
+    out.append(_numbered([x for _, x in rows], numbers, f"lines {numbers[0]}\u2013{numbers[-1]}", fold))
+    if rest.strip():
+        out.append(fold(rest, code=True, cls="pk-code"))
     return "".join(out)
 
 
@@ -368,14 +359,22 @@ def _split(text: str) -> list[str]:
     return rows[:-1] if len(rows) > 1 and rows[-1] == "" else rows
 
 
-def _numbered(rows: list[tuple[int, str]], label: str, fold: _Card) -> str:
-    """Lines with their numbers in a gutter (drawn by the style sheet, so copying takes the text only)."""
-    return _lines_block(
-        "\n".join(x for _, x in rows),
-        lambda k, line: f'<span class="pk-ln" data-n="{rows[k][0] if k < len(rows) else ""}">',
-        label=label,
-        fold=fold,
-    )
+def _numbered(lines: list[str], numbers: list[int] | None, label: str, fold: _Card, *, start: int = 1) -> str:
+    """Lines with their numbers (counted from ``start`` when not given), as an ordered list: the
+    numbers are list markers (drawn by the browser, left out when the text is copied) and a
+    wrapped line keeps its one number."""
+    first = numbers[0] if numbers else start
+    counted = numbers is None or numbers == list(range(first, first + len(numbers)))
+
+    def block(shown: list[str]) -> str:
+        if counted:
+            items = "<li>" + "</li><li>".join(shown) + "</li>"
+        else:
+            assert numbers is not None
+            items = "".join(f'<li value="{n}">{x}</li>' for n, x in zip(numbers, shown, strict=False))
+        return f'<ol class="pk-code pk-num" start="{first}">{items}</ol>'
+
+    return _lines_block("\n".join(lines), block, label=label, fold=fold)
 
 
 # --------------------------------------------------------------------------- commands

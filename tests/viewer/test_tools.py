@@ -56,10 +56,10 @@ def test_a_claude_code_edit_is_a_diff_with_the_path_and_counts_in_its_head() -> 
     assert '<code class="pk-gist pk-path">/home/u/app/lib/view.ex</code>' in head
     assert '<span class="pk-plus">+1</span> <span class="pk-minus">\u22121</span>' in head
     assert (
-        '<pre class="pk-code pk-lines"><span class="pk-dl">   def render(x) do</span>'
-        '<span class="pk-dl pk-dl-del">-    x</span>'
-        '<span class="pk-dl pk-dl-add">+    x |&gt; wrap()</span>'
-        '<span class="pk-dl">   end</span></pre>'
+        '<pre class="pk-code pk-diff"><span>   def render(x) do</span>'
+        '<del>-    x</del>'
+        '<ins>+    x |&gt; wrap()</ins>'
+        '<span>   end</span></pre>'
     ) in card
     assert RAW in card and "&quot;old_string&quot;" in card  # the raw arguments, one click away
     assert GENERIC_ARGS not in card
@@ -73,9 +73,9 @@ def test_replace_all_says_so_and_a_multiedit_shows_each_edit() -> None:
         {"old_string": "a = 1", "new_string": "a = 2"},
         {"old_string": "b = 1\nc = 1", "new_string": "c = 1", "replace_all": False}]})
     assert (
-        '<span class="pk-dl pk-dl-hunk">@@ edit 1 of 2</span><span class="pk-dl pk-dl-del">-a = 1</span>'
-        '<span class="pk-dl pk-dl-add">+a = 2</span><span class="pk-dl pk-dl-hunk">@@ edit 2 of 2</span>'
-        '<span class="pk-dl pk-dl-del">-b = 1</span><span class="pk-dl"> c = 1</span>'
+        '<em>@@ edit 1 of 2</em><del>-a = 1</del>'
+        '<ins>+a = 2</ins><em>@@ edit 2 of 2</em>'
+        '<del>-b = 1</del><span> c = 1</span>'
     ) in card
     assert '<span class="pk-plus">+1</span> <span class="pk-minus">\u22122</span>' in _head(card)
 
@@ -85,28 +85,28 @@ def test_a_long_edit_folds_and_shows_hunks_without_the_snippet_line_numbers() ->
     new = old.replace("line 5\n", "line five\n").replace("line 50\n", "line fifty\n")
     card = _card("Edit", {"file_path": "b.txt", "old_string": old, "new_string": new})
     # two hunks far apart: the second starts with a plain marker, not "@@ -48,7 +48,7 @@"
-    assert '<span class="pk-dl pk-dl-hunk">@@ \u22ef</span>' in card
+    assert '<em>@@ \u22ef</em>' in card
     assert "@@ -" not in card
-    assert '<span class="pk-dl pk-dl-add">+line fifty</span>' in card
+    assert '<ins>+line fifty</ins>' in card
     # 17 lines: shown open (the diff is the point of the card)
     assert '<details class="pk-fold" open><summary>diff: <span class="pk-n">17 lines' in card
 
 
 def test_the_edit_tools_of_opencode_gemini_cli_and_cline() -> None:
     opencode = _card("edit", {"filePath": "/p/a.ts", "oldString": "let a = 1", "newString": "const a = 1", "replaceAll": False})
-    assert '<span class="pk-dl pk-dl-del">-let a = 1</span><span class="pk-dl pk-dl-add">+const a = 1</span>' in opencode
+    assert '<del>-let a = 1</del><ins>+const a = 1</ins>' in opencode
     assert '<code class="pk-gist pk-path">/p/a.ts</code>' in opencode
     gemini = _card("replace", {"file_path": "/p/b.py", "old_string": "x = 1", "new_string": "x = 2", "expected_replacements": 1})
-    assert '<span class="pk-dl pk-dl-del">-x = 1</span><span class="pk-dl pk-dl-add">+x = 2</span>' in gemini
+    assert '<del>-x = 1</del><ins>+x = 2</ins>' in gemini
     # Cline: SEARCH/REPLACE blocks, in both spellings of the markers
     cline = _card("replace_in_file", {"path": "src/c.js", "diff": (
         "------- SEARCH\nconst a = 1;\n=======\nconst a = 2;\n+++++++ REPLACE\n"
         "<<<<<<< SEARCH\nlet b;\n=======\nlet b = 0;\n>>>>>>> REPLACE"
     )})
     assert (
-        '<span class="pk-dl pk-dl-hunk">@@ edit 1 of 2</span><span class="pk-dl pk-dl-del">-const a = 1;</span>'
-        '<span class="pk-dl pk-dl-add">+const a = 2;</span><span class="pk-dl pk-dl-hunk">@@ edit 2 of 2</span>'
-        '<span class="pk-dl pk-dl-del">-let b;</span><span class="pk-dl pk-dl-add">+let b = 0;</span>'
+        '<em>@@ edit 1 of 2</em><del>-const a = 1;</del>'
+        '<ins>+const a = 2;</ins><em>@@ edit 2 of 2</em>'
+        '<del>-let b;</del><ins>+let b = 0;</ins>'
     ) in cline
     assert '<code class="pk-gist pk-path">src/c.js</code>' in cline
 
@@ -122,8 +122,7 @@ def test_a_whole_file_written_shows_its_lines_numbered_and_its_count() -> None:
         assert '<span class="pk-what">write whole file</span> <code class="pk-gist pk-path">/p/new.md</code>' in card, name
         assert '<span class="pk-plus">3 line(s)</span>' in card, name
         assert (
-            '<span class="pk-ln" data-n="1"># Title</span><span class="pk-ln" data-n="2"></span>'
-            '<span class="pk-ln" data-n="3">body</span></pre>'
+            '<ol class="pk-code pk-num" start="1"><li># Title</li><li></li><li>body</li></ol>'
         ) in card, name  # the final newline ends line 3; no empty line 4
 
 
@@ -131,8 +130,8 @@ def test_codex_apply_patch_as_a_custom_tool_call_and_run_by_a_shell_call() -> No
     # the custom tool call: the patch is the raw input (the upstream rollout's shape)
     card = _card("apply_patch", "*** Begin Patch\n*** Add File: gamma.txt\n+synthetic\n*** End Patch", "Done!")
     assert (
-        '<span class="pk-dl pk-dl-file">*** Begin Patch</span><span class="pk-dl pk-dl-file">*** Add File: gamma.txt</span>'
-        '<span class="pk-dl pk-dl-add">+synthetic</span><span class="pk-dl pk-dl-file">*** End Patch</span>'
+        '<strong>*** Begin Patch</strong><strong>*** Add File: gamma.txt</strong>'
+        '<ins>+synthetic</ins><strong>*** End Patch</strong>'
     ) in card
     assert '<code class="pk-gist pk-path">new gamma.txt</code>' in _head(card)
     # a shell call whose argv runs apply_patch; its output carries the exit code in metadata
@@ -141,14 +140,14 @@ def test_codex_apply_patch_as_a_custom_tool_call_and_run_by_a_shell_call() -> No
                       "metadata": {"exit_code": 0, "duration_seconds": 0.0}})
     card = _card("shell", {"command": ["apply_patch", patch], "workdir": "/w"}, out)
     assert (
-        '<span class="pk-dl pk-dl-hunk">@@ def f():</span><span class="pk-dl pk-dl-del">-    return 1</span>'
-        '<span class="pk-dl pk-dl-add">+    return 2</span>'
+        '<em>@@ def f():</em><del>-    return 1</del>'
+        '<ins>+    return 2</ins>'
     ) in card
     assert '<code class="pk-gist pk-path">edit src/a.py</code>' in _head(card)
     assert '<span class="pk-badge pk-exit">exit 0</span>' in card
     # and in a heredoc of exec_command
     card = _card("exec_command", {"cmd": "apply_patch <<'EOF'\n" + patch + "EOF"}, "Exit code: 0\nOutput:\nDone")
-    assert '<span class="pk-dl pk-dl-add">+    return 2</span>' in card
+    assert '<ins>+    return 2</ins>' in card
 
 
 # --------------------------------------------------------------------------- reads
@@ -161,26 +160,33 @@ def test_a_claude_code_read_is_numbered_in_a_gutter_with_its_range() -> None:
     assert '<span class="pk-what">read</span> <code class="pk-gist pk-path">/p/lib/a.ex</code>' in head
     assert '<span class="pk-lbl">offset 135, limit 3</span>' in head
     assert (
-        '<div class="pk-lbl">lines 135\u2013137</div><pre class="pk-code pk-lines">'
-        '<span class="pk-ln" data-n="135">defp a do</span><span class="pk-ln" data-n="136">  :ok</span>'
-        '<span class="pk-ln" data-n="137">end</span></pre>'
+        '<div class="pk-lbl">lines 135\u2013137</div><ol class="pk-code pk-num" start="135">'
+        '<li>defp a do</li><li>  :ok</li><li>end</li></ol>'
     ) in card
     # what the agent appended after the lines is kept, as text
     assert '<pre class="pk-code">&lt;system-reminder&gt;\nMalware check.\n&lt;/system-reminder&gt;</pre>' in card
     assert "\u2192" not in card.split("arguments as written")[-1]  # the arrows became the gutter
 
 
+def test_numbers_that_skip_keep_their_own_values() -> None:
+    card = _card("Read", {"file_path": "a.txt"}, "     1\u2192a\n     2\u2192b\n     9\u2192c")
+    assert '<ol class="pk-code pk-num" start="1"><li value="1">a</li><li value="2">b</li><li value="9">c</li></ol>' in card
+
+
 def test_the_reads_of_opencode_gemini_cli_and_cline() -> None:
     opencode = _card("read", {"filePath": "/p/a.ts"}, "<file>\n00001| import x\n00002| x()\n\n(End of file - total 2 lines)\n</file>")
-    assert '<span class="pk-ln" data-n="1">import x</span><span class="pk-ln" data-n="2">x()</span>' in opencode
+    assert '<ol class="pk-code pk-num" start="1"><li>import x</li><li>x()</li></ol>' in opencode
     assert "&lt;file&gt;" in opencode and "(End of file - total 2 lines)" in opencode
     # Gemini CLI returns the text as it is; its offset counts lines from 0
     gemini = _card("read_file", {"absolute_path": "/p/b.py", "offset": 10, "limit": 2}, "a = 1\nb = 2")
-    assert '<span class="pk-ln" data-n="11">a = 1</span><span class="pk-ln" data-n="12">b = 2</span>' in gemini
+    assert '<ol class="pk-code pk-num" start="11"><li>a = 1</li><li>b = 2</li></ol>' in gemini
     cline = _card("read_file", {"path": "src/c.js"}, "const c = 3;")
-    assert '<span class="pk-ln" data-n="1">const c = 3;</span>' in cline
+    assert '<ol class="pk-code pk-num" start="1"><li>const c = 3;</li></ol>' in cline
+    # a plain file whose text has a numbered-looking line further down is numbered from the offset
+    plain = _card("read_file", {"path": "notes.txt"}, "intro\n\nsee\nbelow\nlast\n2024: a year")
+    assert '<ol class="pk-code pk-num" start="1"><li>intro</li><li></li><li>see</li>' in plain
     error = _card("read_file", {"path": "nope.js"}, "Error reading file: not found")
-    assert "pk-ln" not in error and "Error reading file: not found" in error
+    assert "pk-num" not in error and "Error reading file: not found" in error
 
 
 # --------------------------------------------------------------------------- commands
@@ -266,7 +272,7 @@ def test_a_huge_edit_is_not_diffed_and_a_huge_write_folds_and_is_cut() -> None:
     old = "\n".join(f"row {k}" for k in range(100_000))
     card = _card("Edit", {"file_path": "big.txt", "old_string": old, "new_string": old + "\nrow end"}, max_chars=50_000)
     assert '<summary>arguments: <span class="pk-n">' in card  # the generic card, cut like any long text
-    assert "cut here:" in card and "pk-dl" not in card
+    assert "cut here:" in card and "<ins>" not in card
     card = _card("Write", {"file_path": "big.txt", "content": old}, max_chars=50_000)
     assert '<summary>content: <span class="pk-n">100000 lines' in card
     assert "cut here:" in card
@@ -287,7 +293,7 @@ def test_transcript_text_is_escaped_in_every_layout() -> None:
     for card in cards:
         assert "<script" not in card
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in card
-    assert '<span class="pk-dl pk-dl-add">+b &lt;script&gt;alert(1)&lt;/script&gt;</span>' in cards[0]
+    assert '<ins>+b &lt;script&gt;alert(1)&lt;/script&gt;</ins>' in cards[0]
     assert '<span class="pk-ps">$ </span>echo &#x27;&lt;script&gt;alert(1)&lt;/script&gt;&#x27;</pre>' in cards[4]
 
 
@@ -341,9 +347,9 @@ def test_a_real_claude_code_session_shows_its_edit_as_a_diff(upstream_transcript
             came = [x for x in new if x not in old]
             card = next(r.before_html for r in page.rows if f'<span class="pk-id">{block["id"]}</span>' in r.before_html)
             for x in gone[:5]:
-                assert f'<span class="pk-dl pk-dl-del">-{html.escape(x)}</span>' in card
+                assert f'<del>-{html.escape(x)}</del>' in card
             for x in came[:5]:
-                assert f'<span class="pk-dl pk-dl-add">+{html.escape(x)}</span>' in card
+                assert f'<ins>+{html.escape(x)}</ins>' in card
             checked += 1
     assert checked
 
@@ -356,10 +362,10 @@ def test_a_real_claude_code_read_and_bash_and_a_real_codex_patch(upstream_transc
     assert '"command":"tail -5 /tmp/claude-1000/' in raw
     page = pk.inspect(src).page()
     cards = "".join(r.before_html for r in page.rows)
-    assert '<span class="pk-ln" data-n="1">import &quot;phoenix_html&quot;</span>' in cards
+    assert '<ol class="pk-code pk-num" start="1"><li>import &quot;phoenix_html&quot;</li>' in cards
     assert '<span class="pk-ps">$ </span>tail -5 /tmp/claude-1000/' in cards
     codex = sorted((upstream_transcripts_dir / "codex").glob("rollout-2026-*.jsonl"))[0]
     assert "*** Add File: gamma.txt\\n+synthetic" in codex.read_text(encoding="utf-8")
     cards = "".join(r.before_html for r in pk.inspect(codex).page().rows)
-    assert '<span class="pk-dl pk-dl-file">*** Add File: gamma.txt</span><span class="pk-dl pk-dl-add">+synthetic</span>' in cards
+    assert '<strong>*** Add File: gamma.txt</strong><ins>+synthetic</ins>' in cards
     assert '<span class="pk-ps">$ </span>find . -maxdepth 1 -type f</pre>' in cards

@@ -65,7 +65,7 @@ CSS = """
 .pk-diff>ins{background:#dafbe1;color:#116329}.pk-diff>del{background:#ffebe9;color:#a40e26}
 .pk-diff>em{background:#ddf4ff;color:#0550ae}.pk-diff>strong{font-weight:600;color:#424a53}
 .pk-num{padding-left:4.4em;list-style:decimal}.pk-num>li{min-height:1.35em;padding-left:.5em}
-.pk-num>li::marker{color:#8c959f;font-size:11px}
+.pk-num>li::marker{content:counter(list-item) "  ";color:#8c959f;font-size:11px}
 .pk-cmd{background:#24292f;color:#f6f8fa}.pk-ps{color:#8c959f;user-select:none;-webkit-user-select:none}
 .pk-term{background:#f6f8fa;border-left:3px solid #8c959f}
 .pk-exit{font-family:ui-monospace,monospace}

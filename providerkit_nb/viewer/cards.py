@@ -318,7 +318,8 @@ class _Side:
         r = self.result_of.get((i, call_id))
         lost = self.lost.get(call_id)
         shown = _args(arguments)
-        res_text = text_of(self.messages[r]) if r is not None else None
+        # a result repair wrote is its note, not the tool's output: it keeps the generic block
+        res_text = text_of(self.messages[r]) if r is not None and r not in self.added else None
         lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown)  # None: generic
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'

@@ -327,8 +327,14 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card,
         res = _read_result(result, fold)
         if res is None and plain and result.strip() and not result.startswith("Error"):
             start = (offset or 0) + 1  # Gemini CLI's offset counts from 0
-            res = _numbered(_split(result), None, "content", fold, start=start)
+            # Gemini CLI puts a note above a truncated file's text, ending in this line
+            note, mark, body = result.partition(_TRUNCATED)
+            head = fold((note + mark).strip("\n"), code=True, cls="pk-code") if mark else ""
+            res = head + _numbered(_split(body.lstrip("\n") if mark else result), None, "content", fold, start=start)
     return Layout(gist, _raw(arguments, fold), res)
+
+
+_TRUNCATED = "--- FILE CONTENT (truncated) ---"
 
 
 def _read_plain(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:

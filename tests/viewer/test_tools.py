@@ -182,6 +182,14 @@ def test_the_reads_of_opencode_gemini_cli_and_cline() -> None:
     assert '<ol class="pk-code pk-num" start="11"><li>a = 1</li><li>b = 2</li></ol>' in gemini
     cline = _card("read_file", {"path": "src/c.js"}, "const c = 3;")
     assert '<ol class="pk-code pk-num" start="1"><li>const c = 3;</li></ol>' in cline
+    truncated = _card("read_file", {"absolute_path": "/p/big.py", "offset": 100, "limit": 2}, (
+        "IMPORTANT: The file content has been truncated.\nStatus: Showing lines 101-102 of 900 total lines.\n"
+        "--- FILE CONTENT (truncated) ---\nx = 1\ny = 2"))
+    assert (
+        '<pre class="pk-code">IMPORTANT: The file content has been truncated.\nStatus: Showing lines 101-102 of 900 '
+        'total lines.\n--- FILE CONTENT (truncated) ---</pre><div class="pk-lbl">content</div>'
+        '<ol class="pk-code pk-num" start="101"><li>x = 1</li><li>y = 2</li></ol>'
+    ) in truncated
     # a plain file whose text has a numbered-looking line further down is numbered from the offset
     plain = _card("read_file", {"path": "notes.txt"}, "intro\n\nsee\nbelow\nlast\n2024: a year")
     assert '<ol class="pk-code pk-num" start="1"><li>intro</li><li></li><li>see</li>' in plain
@@ -306,6 +314,21 @@ def test_search_still_finds_the_words_of_the_arguments() -> None:
     ])
     text = build_page(msgs).rows[1].text
     assert "zebra.py" in text and "quokka" in text and "wombat" in text
+
+
+def test_a_result_repair_added_keeps_the_generic_block() -> None:
+    """The note repair sends for a lost read is not the file: it is not numbered as its lines."""
+    msgs = ensure_messages([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "r1", "name": "read_file", "arguments": json.dumps({"path": "a.txt"})}]},
+        {"role": "user", "content": "and then?"},
+    ])
+    page = build_page(msgs, pk.repair_history(msgs), pk.validate_history(msgs))
+    sent = page.rows[1].after_html
+    assert '<span class="pk-what">read</span>' in sent
+    assert "pk-num" not in sent
+    assert '<pre class="pk-code">This call was interrupted before it returned.' in sent
 
 
 # --------------------------------------------------------------------------- real sessions

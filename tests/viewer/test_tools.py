@@ -145,6 +145,11 @@ def test_codex_apply_patch_as_a_custom_tool_call_and_run_by_a_shell_call() -> No
     ) in card
     assert '<code class="pk-gist pk-path">edit src/a.py</code>' in _head(card)
     assert '<span class="pk-badge pk-exit">exit 0</span>' in card
+    # apply_patch as a function call (JSON "input") and OpenCode's patch tool ("patchText")
+    for name, key in [("apply_patch", "input"), ("patch", "patchText")]:
+        card = _card(name, {key: patch}, "Success.")
+        assert '<del>-    return 1</del><ins>+    return 2</ins>' in card, name
+        assert '<pre class="pk-code">Success.</pre>' in card, name  # not run by a shell: the plain result
     # and in a heredoc of exec_command
     card = _card("exec_command", {"cmd": "apply_patch <<'EOF'\n" + patch + "EOF"}, "Exit code: 0\nOutput:\nDone")
     assert '<ins>+    return 2</ins>' in card

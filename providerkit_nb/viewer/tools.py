@@ -42,6 +42,7 @@ class Layout:
 
 
 def esc(text: str) -> str:
+    """Transcript text made safe for HTML (quotes too: it also goes into attributes)."""
     return escape(text, quote=True)
 
 
@@ -104,7 +105,7 @@ def _int(args: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _raw(arguments: str, fold: _Card) -> str:
+def _raw(fold: _Card) -> str:
     """The arguments as the model wrote them, folded shut (the layout above shows what they mean):
     a long text folds as fold folds it (named here), a short one behind a summary of its own."""
     text = fold.shown
@@ -223,7 +224,7 @@ def _pairs(path: str | None, pairs: list[tuple[str, str]], every: bool, argument
     note = ' <span class="pk-badge">every occurrence</span>' if every else ""
     gist = f' <span class="pk-what">edit</span>{_path(path)}{_count(added, removed)}{note}'
     body = _diff_block(lines, "diff", fold) if lines else '<div class="pk-lbl">no change: old and new text are the same</div>'
-    return Layout(gist, body + _raw(arguments, fold))
+    return Layout(gist, body + _raw(fold))
 
 
 def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card) -> Layout | None:
@@ -236,7 +237,7 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card
     n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
     body = _numbered(rows, None, "content", fold)
-    return Layout(gist, body + _raw(arguments, fold))
+    return Layout(gist, body + _raw(fold))
 
 
 # Cline's SEARCH/REPLACE blocks, both spellings of their markers
@@ -300,7 +301,7 @@ def _patch(patch: str, shell: bool, arguments: str, result: str | None, fold: _C
     gist = f' <span class="pk-what">patch</span> <code class="pk-gist pk-path">{esc(shown)}</code>{_count(added, removed)}'
     body = _diff_block(lines, "patch", fold)
     res = _terminal(result, fold) if result is not None and shell else None  # a shell ran it: its output
-    return Layout(gist, body + _raw(arguments, fold), res)
+    return Layout(gist, body + _raw(fold), res)
 
 
 # --------------------------------------------------------------------------- reads
@@ -331,7 +332,7 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card,
             note, mark, body = result.partition(_TRUNCATED)
             head = fold((note + mark).strip("\n"), code=True, cls="pk-code") if mark else ""
             res = head + _numbered(_split(body.lstrip("\n") if mark else result), None, "content", fold, start=start)
-    return Layout(gist, _raw(arguments, fold), res)
+    return Layout(gist, _raw(fold), res)
 
 
 _TRUNCATED = "--- FILE CONTENT (truncated) ---"
@@ -409,7 +410,7 @@ def _command(args: dict[str, Any], arguments: str, result: str | None, fold: _Ca
     if where:
         body = f'<div class="pk-lbl">in <code>{esc(where)}</code></div>' + body
     res = _terminal(result, fold) if result is not None else None
-    return Layout(gist, body + _raw(arguments, fold), res)
+    return Layout(gist, body + _raw(fold), res)
 
 
 def _terminal(text: str, fold: _Card) -> str:
@@ -458,7 +459,7 @@ def _todos(args: dict[str, Any], arguments: str, result: str | None, fold: _Card
             f'{esc(text)} <span class="pk-lbl">{esc(status.replace("_", " "))}</span></li>'
         )
     gist = f' <span class="pk-what">to-do list</span> <span class="pk-lbl">{done} of {len(todos)} done</span>'
-    return Layout(gist, f'<ul class="pk-todos">{"".join(items)}</ul>' + _raw(arguments, fold))
+    return Layout(gist, f'<ul class="pk-todos">{"".join(items)}</ul>' + _raw(fold))
 
 
 _BY_NAME: dict[str, Callable[[dict[str, Any], str, str | None, _Card], Layout | None]] = {

@@ -129,7 +129,7 @@ def _count(added: int, removed: int) -> str:
 
 # --------------------------------------------------------------------------- marked lines
 
-_PRE = re.compile(r'<pre class="pk-code pk-lines">(.*?)</pre>', re.S)
+_PRE = '<pre class="pk-code pk-lines">'
 
 
 def _lines_block(
@@ -139,7 +139,10 @@ def _lines_block(
     escaped lines fold kept). fold decides whether to fold and where to cut; the block is then
     rebuilt from what it made (escaped text holds no ``<``, so the block is found)."""
     html = fold(text, code=True, cls="pk-code pk-lines", label=label)
-    html = _PRE.sub(lambda m: lines(m.group(1).split("\n")), html, count=1)
+    at = html.find(_PRE)
+    end = html.find("</pre>", at)
+    if at >= 0 and end >= 0:
+        html = html[:at] + lines(html[at + len(_PRE) : end].split("\n")) + html[end + len("</pre>") :]
     if html.startswith('<details class="pk-fold">') and text.count("\n") < open_upto:
         html = '<details class="pk-fold" open>' + html[len('<details class="pk-fold">') :]
     return html

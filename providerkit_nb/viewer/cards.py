@@ -21,6 +21,7 @@ import json
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..core.repair import (
     RESULT_TO_NOTE,
     Repaired,
 )
+from . import tools
 from .markdown import render_markdown
 
 __all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT"]
@@ -172,7 +174,7 @@ def _args(arguments: str) -> str:
     """Call arguments as the model wrote them, JSON laid out when it is JSON."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return arguments
     if isinstance(parsed, dict | list):
         return json.dumps(parsed, indent=1, ensure_ascii=False)
@@ -188,7 +190,7 @@ def _gist(arguments: str) -> str:
     """The call's stated purpose and its main argument, one line each at most (escaped HTML)."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return ""
     if not isinstance(parsed, dict):
         return ""
@@ -343,13 +345,19 @@ class _Side:
     def _call(self, i: int, call_id: str, name: str, arguments: str) -> str:
         r = self.result_of.get((i, call_id))
         lost = self.lost.get(call_id)
+        shown = _args(arguments)
+        # a result repair wrote is its note, not the tool's output: it keeps the generic block
+        res_text = text_of(self.messages[r]) if r is not None and r not in self.added else None
+        lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown)  # None: generic
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
-            f"{_gist(arguments)}</div>"
+            f"{_gist(arguments) if lay is None else lay.gist}</div>"
         ]
-        if arguments:
-            out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
+        if lay is not None:
+            out.append(lay.body)
+        elif arguments:
+            out.append(fold(shown, code=True, cls="pk-code", label="arguments", limit=self.limit))
         if r is not None:
             res = self.messages[r]
             assert isinstance(res, ToolMessage)
@@ -363,7 +371,7 @@ class _Side:
             out.append(
                 f'<div class="pk-result{" pk-bad" if bad else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
                 f"#{r}</a> result{esc(tag)}{bad}"
-                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
+                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit) if lay is None or lay.result is None else lay.result}</div>"
             )
         elif lost is not None:
             out.append(_lost_box(lost))

@@ -77,7 +77,7 @@ def _hand_back(page: Page) -> str:
     if page.valid or not page.hand_back:
         return ""
     cmd = page.hand_back
-    return (f'<div class="pk-lbl">to hand it back to the agent: <code class="pk-cmd" title="click to copy">'
+    return (f'<div class="pk-lbl">to hand it back to the agent: <code class="pk-handback" title="click to copy">'
             f"{esc(cmd)}</code> (writes a new session beside the original and prints how to resume it)</div>")
 
 
@@ -225,7 +225,7 @@ function go(){
 }
 window.addEventListener("scroll",soon,{passive:true});window.addEventListener("resize",soon);
 window.addEventListener("hashchange",go);
-document.querySelectorAll(".pk-cmd").forEach(function(c){c.addEventListener("click",function(){
+document.querySelectorAll(".pk-handback").forEach(function(c){c.addEventListener("click",function(){
  if(navigator.clipboard)navigator.clipboard.writeText(c.textContent).then(function(){c.title="copied";});});});
 filter();if(location.hash)go();
 window.pkViewer={rows:N,shown:function(){return shown.length;},rendered:function(){return body.children.length;},go:go};

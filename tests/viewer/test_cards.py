@@ -149,7 +149,9 @@ def test_a_call_head_says_what_the_call_does_in_one_line() -> None:
     card = build_page(msgs).rows[1].before_html
     heads = re.findall(r'<div class="pk-callhead">(.*?)</div>', card)
     assert len(heads) == 4
-    assert "Start &lt;the&gt; server" in heads[0] and "<code class=\"pk-gist\">mix phx.server</code>" in heads[0]
+    # a command's head says its purpose; the command itself is the shell line right below it
+    assert "Start &lt;the&gt; server" in heads[0] and "mix phx.server" not in heads[0]
+    assert '<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>mix phx.server</pre>' in card
     assert "<code class=\"pk-gist\">xterm.js scroll</code>" in heads[1]
     assert "pk-gist" not in heads[2]
     assert "<code class=\"pk-gist\">mix.exs</code>" in heads[3]  # the pattern, not the folder
@@ -212,10 +214,10 @@ def test_a_broken_coding_agent_session_names_the_command_that_hands_it_back(tmp_
     odd = tmp_path / "it's <b>here.jsonl"
     odd.write_bytes(src.read_bytes())
     html = findings_html(page_of(pk.inspect(odd)))
-    (code,) = re.findall(r'<code class="pk-cmd"[^>]*>(.*?)</code>', html)
+    (code,) = re.findall(r'<code class="pk-handback"[^>]*>(.*?)</code>', html)
     assert "<b>" not in code and "&lt;b&gt;" in code
     assert unescape(code) == f"providerkit-nb repair '{tmp_path}/it'\"'\"'s <b>here.jsonl' --to claude_code --thread {session}"
     # a canonical history is not an agent's session: nothing to hand back
     canonical = tmp_path / "history.jsonl"
     canonical.write_text("".join(json.dumps(m) + "\n" for m in _broken()))
-    assert "pk-cmd" not in findings_html(page_of(pk.inspect(canonical)))
+    assert "pk-handback" not in findings_html(page_of(pk.inspect(canonical)))

@@ -171,12 +171,12 @@ def iter_sse(
                 pos.event = ev
                 yield ev
             elif (
-                frame[:6] == "event:"
-                and (nl := frame.find("\n")) > 0
-                and frame[nl + 1 : nl + 7] == "data: "
-                and frame.find("\n", nl + 1) < 0
+                (cut3 := frame.partition("\ndata: "))[1]
+                and frame[:6] == "event:"
+                and "\n" not in cut3[2]
+                and "\n" not in cut3[0]
             ):  # "event: name" + one data line (Anthropic, Responses): _slow_frame's result
-                ev = Event(frame[6:nl].strip(), frame[nl + 7 :], fast)
+                ev = Event(cut3[0][6:].strip(), cut3[2], fast)
                 pos.n += 1
                 pos.event = ev
                 yield ev

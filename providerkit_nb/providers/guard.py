@@ -291,20 +291,19 @@ class guarding:
     def __enter__(self) -> guarding:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
         if exc is None:
-            return False
+            return
         pos = self.pos
         if isinstance(exc, ProviderError):
             if pos.n == 0 and pos.done and exc.code != MALFORMED_CODE:
                 raise _empty(self.provider) from exc
-            return False
+            return  # the parser's own error, as it was
         if isinstance(exc, PARSER_FAILURES):
             ev = pos.event
             raise malformed(
                 self.provider, where(pos), _detail(exc), ev.data if ev is not None else None, secrets=self.secrets
             ) from exc
-        return False
 
 
 def body_error(

@@ -7,8 +7,9 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 ``bench/results.png`` (matplotlib, a bench-only dependency).
 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
-``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, transcripts,
-big_session, transcripts_part2, mcp). The exit status is
+``--markdown`` (print the README's table from the saved ``results.json``),
+``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, report,
+transcripts, big_session, transcripts_part2, mcp, tool_layouts). The exit status is
 1 when a target was missed or a benchmark failed.
 """
 
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.harness import print_rows, row, verdict
+from bench.harness import fmt, print_rows, row, verdict
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,11 +45,13 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "gate": ("bench.gate", {"conversations": 200, "rounds": 3}, {"conversations": 80, "rounds": 1}),
     "memory": ("bench.memory", {"mb": 50}, {"mb": 20}),
     "views": ("bench.views", {"rounds": 5}, {"rounds": 2}),
+    "report": ("bench.report", {"rounds": 3}, {"rounds": 1, "size": 5000}),
     "scale": ("bench.scale", {}, {"conversations": 48, "slots": 8, "delay": 0.1, "acquires": 200}),
     "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 3}, {"mb": 20, "rounds": 1}),
     "big_session": ("bench.big_session", {"mb": 500}, {"mb": 100}),
     "transcripts_part2": ("bench.transcripts_part2", {"turns": 3000, "rounds": 5}, {"turns": 1000, "rounds": 1}),
     "mcp": ("bench.mcp", {"rounds": 5, "calls": 300, "starts": 3}, {"rounds": 2, "calls": 100, "starts": 1}),
+    "tool_layouts": ("bench.tool_layouts", {"rounds": 5}, {"rounds": 1, "size": 5000}),
 }
 
 
@@ -125,13 +128,37 @@ def _merge(path: Path, rows: list[dict[str, Any]], names: list[str]) -> list[dic
     return sorted(kept + rows, key=lambda r: order.index(r["bench"]) if r.get("bench") in order else len(order))
 
 
+def markdown(path: Path) -> str:
+    """The README's table: every row with a target, from one saved run (``results.json``)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = ["| benchmark | measured | ours | floor or peer | ratio | target | result |", "|---|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        if r.get("limit") is None and r.get("ok") is not False:
+            continue  # information only
+        unit = r.get("unit", "s")
+        ratio = "-" if r.get("ratio") is None else f"{r['ratio']:.2f}x"
+        name = r["name"].replace("|", "/")
+        out.append(f"| {r['bench']} | {name} | {fmt(r['ours'], unit)} | {fmt(r['floor_or_peer'], unit)} | {ratio} "
+                   f"| {r['target']} | {verdict(r['ok'])} |")
+    load = data.get("load_average") or [0.0]
+    out.append("")
+    out.append(f"One run{' (--quick)' if data.get('quick') else ''} of {data['seconds']:,.0f} s on "
+               f"{data['created']}, Python {data['python']}, {data['cpus']} CPUs, load average "
+               f"{load[0]:.1f} at the end.")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds, shorter streams (a smoke run)")
     ap.add_argument("--only", action="append", choices=list(BENCHES), metavar="NAME",
                     help=f"run only this benchmark (repeatable): {', '.join(BENCHES)}")
     ap.add_argument("--out", type=Path, default=HERE, help="folder for results.json and results.png")
+    ap.add_argument("--markdown", action="store_true", help="print the README table from the saved results.json")
     a = ap.parse_args(argv)
+    if a.markdown:
+        print(markdown(a.out / "results.json"))
+        return 0
     names = a.only or list(BENCHES)
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []

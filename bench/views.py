@@ -7,7 +7,7 @@ The history is bench.repair's broken 10,000-message agent transcript. Timed in C
   history (what showing every row as a DataFrame costs anyway);
 - pressing Repair on it (< 0.5 s);
 - the widget payload (UTF-8 bytes of every text value in the widget tree) built, repaired, and
-  on the last page of "every message" (each < 1 MB), next to the table of every row, which is
+  on the last page of "every message" (each < 1 MB), next to the cards of every row, which is
   what a view that renders the whole history would send.
 
 Run: ``python -m bench.views`` (``--rounds N``, ``--size N``).
@@ -40,6 +40,7 @@ def _cpu(fn: Callable[[], Any]) -> tuple[float, Any]:
 def run(rounds: int = 5, size: int = 10_000) -> list[dict[str, Any]]:
     """Rows {name, ours, floor_or_peer, ratio, target, ok}."""
     from providerkit_nb.notebook import frames, widgets
+    from providerkit_nb.viewer import rows_html
 
     history = make_history(size, broken=True)
     tools = pk.ToolRegistry(
@@ -63,10 +64,8 @@ def run(rounds: int = 5, size: int = 10_000) -> list[dict[str, Any]]:
     fresh.show.value = "all"
     fresh.go_to(fresh.pages - 1)
     last_page = widgets.payload_bytes(fresh.root)
-    repaired_all = fresh.repaired.messages if fresh.repaired else history
-    whole = len(widgets._table(history, range(len(history)), {}, "data-touched").encode()) + len(
-        widgets._table(repaired_all, range(len(repaired_all)), fresh.highlights(), "data-change").encode()
-    )
+    page = fresh.cards_page()
+    whole = len(rows_html(page, range(len(page.rows))).encode())
     n = f"{size // 1000}k"
     return [
         row(f"HistoryView build, {n} messages, vs history_frame of all", statistics.median(build),

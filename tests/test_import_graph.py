@@ -215,15 +215,13 @@ def test_exemptions_still_occur() -> None:
 # --------------------------------------------------------------------------- the tests' layout
 
 TESTS = Path(__file__).resolve().parent
-# pytest puts tests/ on sys.path: a tests/mcp package would shadow the MCP SDK (``import mcp``).
-TEST_FOLDER = {"mcp": "mcp_servers"}
 
 
 def test_tests_mirror_the_package_folders() -> None:
     """One test folder per package folder, and each package folder is its own layer."""
     packages = sorted(p.name for p in SOURCE.iterdir() if (p / "__init__.py").is_file())
     folders = sorted(p.name for p in TESTS.iterdir() if (p / "__init__.py").is_file())
-    assert folders == sorted(TEST_FOLDER.get(name, name) for name in packages)
+    assert folders == packages
     for name in packages:
         found = layer_of(name)
         assert found is not None and LAYERS[found][0] == name, f"{name} has no layer row of its own"

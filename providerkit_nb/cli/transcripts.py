@@ -151,6 +151,7 @@ def repair_session_command(
     print(
         f"{source}: {report.format}, {len(report.messages)} messages, {len(report.problems)} problem(s), "
         f"{len(report.abandoned)} call(s) its own resume abandoned; wrote session {written.session_id} "
-        f"to {written.path}, answering {len(written.answered)} call(s): {', '.join(written.answered) or 'none'}"
+        f"to {written.path}, answering {len(written.answered)} call(s): {', '.join(written.answered) or 'none'}; "
+        f"resume it with: {written.resume_command}"
     )
     return VALID if report.valid else PROBLEMS

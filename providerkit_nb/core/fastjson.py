@@ -6,6 +6,10 @@ range. The first case is the only one where it would answer differently; such an
 digits in a row (19 for a negative one below -2**63), so any text with a run of 19 digits goes to
 the standard parser, as does anything orjson refuses. What is accepted and what comes back never
 depend on whether orjson is installed.
+
+A stream reader checks each read once (``trusted_loads``) rather than every event's text: the
+check costs more than orjson's parse of a short event, and an event cut from text without a long
+digit run has none either.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["loads"]
+__all__ = ["loads", "trusted_loads"]
 
-_orjson_loads: Callable[[bytes], Any] | None
+_orjson_loads: Callable[[bytes | str], Any] | None
 try:
     from orjson import loads as _found
 
@@ -40,3 +44,18 @@ def loads(text: str, slow: Callable[[str], Any] = json.loads) -> Any:
         except ValueError:  # orjson's JSONDecodeError, or a lone surrogate that cannot encode
             pass
     return slow(text)
+
+
+def trusted_loads(text: str) -> Callable[[str], Any] | None:
+    """orjson's ``loads`` when it is installed and may read every JSON text cut out of ``text``
+    (no run of 19 digits anywhere in it), else None. A caller still falls back to ``loads``
+    when orjson refuses a text, so what is accepted stays the same."""
+    fast = _orjson_loads
+    if fast is None:
+        return None
+    try:
+        if _LONG_RUN in text.encode().translate(_DIGITS):
+            return None
+    except UnicodeEncodeError:  # a lone surrogate: orjson would refuse every text with it
+        return None
+    return fast  # orjson reads str as well as bytes

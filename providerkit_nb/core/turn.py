@@ -455,11 +455,20 @@ def collect_turn(stream: Iterable[Chunk]) -> Turn:
     """
     asm = TurnAssembler()
     feed = asm.feed
+    text, keep = TextDelta, asm._text.append  # text, nearly every chunk, without a call
+    n = 0
     try:
         for chunk in stream:
-            feed(chunk)
+            if type(chunk) is text:
+                n += 1
+                if chunk.text:
+                    keep(chunk.text)
+            else:
+                feed(chunk)
+        asm.chunks, n = asm.chunks + n, 0
         return asm.turn()
     except BaseException as exc:
+        asm.chunks += n
         _attach_partial(exc, asm)
         wire = getattr(stream, "provider", None)
         if isinstance(exc, ProviderError) and exc.provider == "stream" and isinstance(wire, str) and wire:

@@ -30,101 +30,27 @@ from ..viewer import (
     static_html,
     text_summary,
 )
+from ..viewer.cards import CHANGE_LABELS, ERROR_RESULT, KIND_LABELS
 from ..viewer.style import CSS
 from . import frames
 
-__all__ = ["HistoryView", "StoreBrowser", "CHANGE_COLOURS", "select_rows", "payload_bytes"]
-
-# One colour per kind of repair, so a reader sees at a glance what changed and why.
-CHANGE_COLOURS = {
-    repair.ADDED_RESULT: "#fff3cd",  # a call with no result got one
-    repair.RESULT_TO_NOTE: "#e2e3ff",  # a result without its call became a user note
-    repair.RENAMED_CALL: "#d1ecf1",  # an id used twice got a suffix...
-    repair.RENAMED_RESULT: "#d1ecf1",  # ...on its result too
-    repair.DROPPED_EMPTY_ASSISTANT: "#f8d7da",  # has no row after repair
-}
-_DEFAULT_COLOUR = "#eeeeee"
+__all__ = ["HistoryView", "StoreBrowser", "payload_bytes"]
 
 ROLES = ("all", "system", "user", "assistant", "tool")
 SHOW = (("repairs and the last messages", "focus"), ("every message", "all"))
-KINDS = (("any row", "any"), ("changed rows only", "changed"), *((k, k) for k in CHANGE_COLOURS))
+KINDS = (("any row", "any"), ("changed rows only", "changed"), *((label, k) for k, label in CHANGE_LABELS.items()),
+         (KIND_LABELS[ERROR_RESULT], ERROR_RESULT))
 
-PAGE_ROWS = 100  # rows per table per page: bounds the payload whatever the history
+PAGE_ROWS = 100  # rows of cards per page: bounds the payload whatever the history
 CONTEXT = 2  # rows shown around each row repair touched
 LAST = 10  # the last messages, always in the default selection
 SMALL = 60  # a history this short is shown whole
-CELL_CHARS = 300  # a cell never carries more than this
 CARD_CHARS = 2000  # a text in a card is cut here (frame() and the HTML report keep it whole)
 LIST_CAP = 50  # problems and interrupted calls listed in HTML (the frames have them all)
 
-# The side-by-side tables show what fits in half a notebook; the frames keep every column.
-TABLE_COLUMNS = ["role", "text", "tool_calls", "call_id"]
 
-
-def select_rows(
-    n: int, marks: dict[int, str], roles: Sequence[str], *, show: str = "focus", role: str = "all",
-    kind: str = "any",
-) -> list[int]:
-    """Which rows of a table of ``n`` rows to show, in order.
-
-    ``marks`` are the rows repair touched (index -> kind of change). "focus" keeps those rows
-    with ``CONTEXT`` rows around each and the last ``LAST`` rows (a short history is shown
-    whole); "all" keeps every row. ``kind`` keeps only rows with a change ("changed") or with
-    that kind; ``role`` only rows of that role.
-    """
-    if kind != "any":
-        rows: Sequence[int] = sorted(i for i, k in marks.items() if kind == "changed" or k == kind)
-    elif show == "all" or n <= SMALL:
-        rows = range(n)
-    else:
-        keep = set(range(max(0, n - LAST), n))
-        for i in marks:
-            keep.update(range(max(0, i - CONTEXT), min(n, i + CONTEXT + 1)))
-        rows = sorted(keep)
-    if role != "all":
-        return [i for i in rows if roles[i] == role]
-    return list(rows)
-
-
-def _cell(value: Any) -> str:
-    text = str(value)
-    if len(text) > CELL_CHARS:
-        text = text[: CELL_CHARS - 1] + "\u2026"
-    return html.escape(text)
-
-
-def _table(messages: Sequence[Message], rows: Sequence[int], marks: dict[int, str], attr: str) -> str:
-    """An HTML table with one <tr> per shown row (only those are built); a marked row carries
-    its kind of change in ``attr`` and its colour; skipped stretches show as one gap row."""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["#", *TABLE_COLUMNS])
-    body: list[str] = []
-    prev = -1
-    for idx in rows:
-        if idx > prev + 1:
-            gap = idx - prev - 1
-            body.append(
-                f'<tr class="pk-gap"><td colspan="{len(TABLE_COLUMNS) + 1}" style="color:#888;'
-                f'text-align:center">\u2026 {gap} message{"s" if gap != 1 else ""} not shown \u2026</td></tr>'
-            )
-        prev = idx
-        row = frames.history_row(messages[idx])
-        kind = marks.get(idx)
-        extra = ""
-        if kind:
-            extra = f' {attr}="{html.escape(kind)}" style="background:{CHANGE_COLOURS.get(kind, _DEFAULT_COLOUR)}"'
-        cells = "".join(f'<td style="vertical-align:top;padding:2px 6px">{_cell(row[c])}</td>' for c in TABLE_COLUMNS)
-        body.append(f'<tr class="pk-row"{extra}><td>{idx}</td>{cells}</tr>')
-    if rows and prev < len(messages) - 1 and rows[-1] == prev:
-        rest = len(messages) - 1 - prev
-        if rest:
-            body.append(
-                f'<tr class="pk-gap"><td colspan="{len(TABLE_COLUMNS) + 1}" style="color:#888;'
-                f'text-align:center">\u2026 {rest} more not shown here \u2026</td></tr>'
-            )
-    return (
-        '<table class="pk-history" style="border-collapse:collapse;font-size:12px">'
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
+def _one_line(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
 def payload_bytes(widget: Any) -> int:
@@ -232,13 +158,8 @@ class HistoryView:
         self.next_button = w.Button(description="page \u25b6", layout=w.Layout(width="auto"))
         self.page_label = w.Label(value="")
         self.status = w.Label(value="")
-        self.problems_html = w.HTML(value=self._problems_html())
         self.findings = w.HTML(value="")
         self.cards = w.HTML(value="")
-        # the two histories as plain tables (what frames and scripts read; the cards show both)
-        self.before = w.HTML(value="")
-        self.after = w.HTML(value="<i>not repaired yet: press Repair</i>")
-        self.interrupted_html = w.HTML(value="")
         self.pending_html = w.HTML(value="")
         # The view's own output: what Resume runs is drawn here, and a question it must ask is
         # shown here, answered by its own buttons (a button's callback never waits).
@@ -310,36 +231,6 @@ class HistoryView:
                 marks.setdefault(int(idx), str(c.kind))
         return marks
 
-    def _before_marks(self) -> dict[int, str]:
-        """Stored row -> kind of change. A message repair added has no stored row: it is marked
-        on the stored message it follows (the same object in both lists), where it goes."""
-        r = self.repaired or self._preview
-        marks = self._marks(r, after=False)
-        added = [c for c in r.changes if c.index_before is None and c.index_after is not None]
-        if added:
-            where = {id(m): i for i, m in enumerate(self._messages)}
-            for c in added:
-                a = int(c.index_after)  # type: ignore[arg-type]
-                while a >= 0 and id(r.messages[a]) not in where:
-                    a -= 1
-                if a >= 0:
-                    marks.setdefault(where[id(r.messages[a])], str(c.kind))
-        for p in self.problems:  # where validation found something, even if repair did not touch it
-            idx = getattr(p, "index", None) if not isinstance(p, dict) else p.get("index")
-            if isinstance(idx, int) and 0 <= idx < len(self._messages):
-                marks.setdefault(idx, "problem")
-        return marks
-
-    def shown_rows(self) -> tuple[list[int], list[int]]:
-        """(rows of the stored table, rows of the repaired table) the current filters select,
-        before paging."""
-        kw = {"show": self.show.value, "role": self.role.value, "kind": self.kind.value}
-        before = select_rows(len(self._messages), self._before_marks(), [m.role for m in self._messages], **kw)
-        if self.repaired is None:
-            return before, []
-        msgs = self.repaired.messages
-        return before, select_rows(len(msgs), self.highlights(), [m.role for m in msgs], **kw)
-
     def cards_page(self) -> Page:
         """The viewer's cards and findings for the history (repaired, or as repair would do it)."""
         r = self.repaired or self._preview
@@ -379,8 +270,7 @@ class HistoryView:
 
     @property
     def pages(self) -> int:
-        before, after = self.shown_rows()
-        return max(1, -(-max(len(before), len(after)) // PAGE_ROWS))
+        return max(1, -(-len(self.card_rows()) // PAGE_ROWS))
 
     # actions ---------------------------------------------------------------
 
@@ -499,61 +389,26 @@ class HistoryView:
             f"{n} messages stored, {len(r.messages)} to send"
         )
 
-    def _problems_html(self) -> str:
-        if not self.problems:
-            return ""
-        items = []
-        for p in self.problems[:LIST_CAP]:
-            d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
-            wording = d.get("provider_wording")
-            items.append(
-                f"<li><code>{html.escape(str(d.get('rule')))}</code> at message {d.get('index')}: "
-                f"{_cell(d.get('message'))}"
-                + (f"<br><small>provider would say: <q>{_cell(wording)}</q></small>" if wording else "")
-                + "</li>"
-            )
-        more = len(self.problems) - LIST_CAP
-        tail = f"<li><i>and {more} more (the problems list has them all)</i></li>" if more > 0 else ""
-        return f"<ul class='pk-problems'>{''.join(items)}{tail}</ul>"
-
     def _render(self) -> None:
-        before_rows, after_rows = self.shown_rows()
         card_rows = self.card_rows()
-        pages = max(1, -(-max(len(before_rows), len(after_rows)) // PAGE_ROWS))
+        pages = max(1, -(-len(card_rows) // PAGE_ROWS))
         self.page = min(max(0, self.page), pages - 1)
-        cut = slice(self.page * PAGE_ROWS, (self.page + 1) * PAGE_ROWS)
+        cut = card_rows[self.page * PAGE_ROWS:(self.page + 1) * PAGE_ROWS]
         self.prev_button.disabled = self.page == 0
         self.next_button.disabled = self.page >= pages - 1
         self.page_label.value = f"page {self.page + 1} of {pages}"
-        self.before.value = _table(self._messages, before_rows[cut], self._before_marks(), "data-touched")
-        if self.repaired is not None:
-            self.after.value = _table(self.repaired.messages, after_rows[cut], self.highlights(), "data-change")
         page = self.cards_page()
         self.findings.value = f'<div class="pk-view">{findings_html(page, limit=LIST_CAP)}</div>'
         q = self.search.value.strip()
         found = f"{len(card_rows)} row(s) match \u201c{html.escape(q)}\u201d" if q else ""
-        # the cards follow the tables' pages; the last page takes the rest (repair may add rows)
-        cards = card_rows[cut] if self.page < pages - 1 else card_rows[self.page * PAGE_ROWS:]
-        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{rows_html(page, cards)}</div>'
+        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{rows_html(page, cut)}</div>'
         finished = page.valid and (self.conversation is None or self._finished())
         self.actions.layout.display = "none" if finished else None
         self._render_calls()
-        shown = len(before_rows[cut])
-        self.status.value = (
-            f"{self._status_text()}; showing {shown} of {len(self._messages)} stored rows"
-        )
+        self.status.value = f"{self._status_text()}; showing {len(cut)} of {len(page.rows)} rows"
 
     def _render_calls(self) -> None:
         r = self.repaired or self._preview  # before Repair too: what repair will say
-        tools = getattr(self.conversation, "tools", None)  # names where each tool runs (local, mcp:...)
-        frame = frames.interrupted_frame(r, tools)
-        if frame.empty:
-            self.interrupted_html.value = "<i>none</i>"
-        else:
-            more = len(frame) - LIST_CAP
-            self.interrupted_html.value = frame.head(LIST_CAP).to_html(index=False, escape=True) + (
-                f"<i>and {more} more: interrupted_frame() has them all</i>" if more > 0 else ""
-            )
         rows: dict[str, _SettleRow] = {}
         if self.conversation is not None:
             for call in self.conversation.approval.open_interrupted()[:LIST_CAP]:
@@ -565,7 +420,7 @@ class HistoryView:
         self.pending_html.value = (
             "<b>waiting for approval</b> (they never started; resume() asks again):<ul>"
             + "".join(
-                f"<li><code>{html.escape(p.name)}</code>(<code>{_cell(p.arguments)}</code>) "
+                f"<li><code>{html.escape(p.name)}</code>(<code>{html.escape(_one_line(p.arguments))}</code>) "
                 f"<small>call id {html.escape(p.id)}</small></li>"
                 for p in pending[:LIST_CAP]
             )

@@ -500,17 +500,23 @@ class AnthropicProvider(WireProvider):
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
         # Hot path: text deltas are read here; every other event goes to the reader's method
         # for its type (the same reader reads a whole non-streamed message).
-        loads = loads_data  # the C scanner alone: a third cheaper per event
+        loads = loads_data
         st = _Reader(self)
         handlers = st.handlers
         text = TextDelta
         for ev in events:
+            if ev.event == "ping" and ev.data in _PINGS:
+                continue  # a keep-alive: nothing in it to read, no need to parse it
+            fast = ev.fast  # orjson, when the reader found it safe for this read
             try:
-                d = loads(ev.data)
-            except ValueError as exc:
-                if isinstance(exc, JsonInputError) and exc.too_deep:
-                    raise  # JSON, but nested beyond reading: a malformed response, not a keep-alive
-                continue  # not JSON: a keep-alive
+                d = fast(ev.data) if fast is not None else loads(ev.data)
+            except ValueError:
+                try:
+                    d = loads(ev.data)  # what orjson refuses, the standard library decides
+                except ValueError as exc:
+                    if isinstance(exc, JsonInputError) and exc.too_deep:
+                        raise  # JSON, but nested beyond reading: a malformed response, not a keep-alive
+                    continue  # not JSON: a keep-alive
             kind = d.get("type") if type(d) is dict else None
             if kind == "content_block_delta":
                 delta = d.get("delta")
@@ -542,6 +548,7 @@ class AnthropicProvider(WireProvider):
         yield from st.close()
 
 
+_PINGS = frozenset({'{"type": "ping"}', '{"type":"ping"}'})
 _USAGE_FIELDS = (
     ("fresh", "input_tokens"),
     ("cache_read", "cache_read_input_tokens"),

@@ -23,7 +23,7 @@ from ..core.messages import Message, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
 from ..core.structured import JSON_WITH_TOOLS, JsonFormat, json_format
 from ..core.tools import ToolDefinition
-from ..core.turn import Chunk, Turn, TurnAssembler, collect_turn, name_the_wire
+from ..core.turn import Chunk, TextDelta, Turn, TurnAssembler, collect_turn, name_the_wire
 from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
@@ -34,7 +34,7 @@ from .guard import (
     body_error,
     callers_own,
     check_chunk,
-    guarded,
+    guarding,
     malformed,
     numbered,
 )
@@ -474,6 +474,7 @@ class WireProvider(Provider):
         prepared = self.prepare(messages, opts)
         wr = self.build_request(prepared, tools, opts, stream=True)
         on_activity = opts.on_activity
+        text = TextDelta
 
         def run(stream: ChunkStream) -> Iterator[Chunk]:
             resp = self._send(wr, stream)
@@ -490,8 +491,12 @@ class WireProvider(Provider):
                     )
                 else:
                     events = iter_sse(raw, self.id, pos)
-                # guarded: whatever the parser trips on is one ProviderError (see guard.py)
-                yield from guarded(self.parse_stream(events, opts), self.id, pos, self.secrets)
+                # guarding: whatever the parser trips on is one ProviderError (see guard.py)
+                with guarding(self.id, pos, self.secrets):
+                    for c in self.parse_stream(events, opts):
+                        if type(c) is not text or type(c.text) is not str:
+                            check_chunk(c)
+                        yield c
                 _drain(raw, resp)
             except CallerRaised as carried:  # the caller's callback raised: theirs, as it was
                 raise carried.exc from carried.exc.__cause__

@@ -13,11 +13,11 @@ The kind is ``overload``: a 200 whose body is garbled is the same failure as a g
 again while nothing has reached the caller and a fallback may then take another endpoint.
 
 The reader counts the events into a ``StreamPosition`` (``iter_sse`` itself, or ``numbered``
-for a JSON-array body) and ``guarded`` wraps the parser's output: it checks that every chunk has
-the types the assembler needs (so a float never reaches ``"".join``), converts a parser's
-KeyError, TypeError, AttributeError, IndexError, ValueError or RecursionError, and turns a body
-that ended cleanly without one event into "an empty 200" rather than a cut stream. The cost is
-one generator step and a type test per chunk.
+for a JSON-array body). The reader checks that every chunk has the types the assembler needs
+(``check_chunk``: so a float never reaches ``"".join``) inside ``guarding``, which converts a
+parser's KeyError, TypeError, AttributeError, IndexError, ValueError or RecursionError, and turns
+a body that ended cleanly without one event into "an empty 200" rather than a cut stream. The
+cost is a type test per chunk.
 
 The caller's own code runs inside the reading too (``on_activity`` is called on every body
 read): what it raises is the caller's, not the server's. ``callers_own`` carries it past the
@@ -56,7 +56,7 @@ __all__ = [
     "where",
     "numbered",
     "check_chunk",
-    "guarded",
+    "guarding",
     "malformed",
     "body_error",
     "PARSER_FAILURES",
@@ -275,27 +275,35 @@ def check_chunk(c: Chunk) -> None:
             raise FrameError("the reasoning items", c.items, "a list")
 
 
-def guarded(
-    chunks: Iterator[Chunk], provider: str, pos: StreamPosition, secrets: Iterable[str] = ()
-) -> Iterator[Chunk]:
-    """A parser's chunks, each checked; any parser failure becomes the malformed error, and a
-    body that ended cleanly without a single event is an empty answer, not a cut stream."""
-    check = check_chunk
-    text = TextDelta
-    try:
-        for c in chunks:
-            if type(c) is not text or type(c.text) is not str:
-                check(c)
-            yield c
-    except ProviderError as err:
-        if pos.n == 0 and pos.done and err.code != MALFORMED_CODE:
-            raise _empty(provider) from err
-        raise
-    except PARSER_FAILURES as exc:
-        ev = pos.event
-        raise malformed(
-            provider, where(pos), _detail(exc), ev.data if ev is not None else None, secrets=secrets
-        ) from exc
+class guarding:
+    """``with guarding(provider, pos, secrets):`` around the loop that reads a parser's chunks
+    (checking each with ``check_chunk``): any parser failure becomes the malformed error, and a
+    body that ended cleanly without a single event is an empty answer, not a cut stream. A
+    context manager, not a wrapping generator, so a chunk passes through no extra frame."""
+
+    __slots__ = ("provider", "pos", "secrets")
+
+    def __init__(self, provider: str, pos: StreamPosition, secrets: Iterable[str] = ()) -> None:
+        self.provider = provider
+        self.pos = pos
+        self.secrets = secrets
+
+    def __enter__(self) -> guarding:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        if exc is None:
+            return
+        pos = self.pos
+        if isinstance(exc, ProviderError):
+            if pos.n == 0 and pos.done and exc.code != MALFORMED_CODE:
+                raise _empty(self.provider) from exc
+            return  # the parser's own error, as it was
+        if isinstance(exc, PARSER_FAILURES):
+            ev = pos.event
+            raise malformed(
+                self.provider, where(pos), _detail(exc), ev.data if ev is not None else None, secrets=self.secrets
+            ) from exc
 
 
 def body_error(

@@ -95,6 +95,15 @@ OPENROUTER_NONE = {
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner json.loads uses (set in __init__, absent from typeshed)
 
 
+def _read_frame(data: str) -> tuple[Any, int]:
+    """One frame's JSON and where it ends (-1: at the end) by the standard library, for what
+    orjson refused or was not trusted with."""
+    try:
+        return _SCAN(data, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return _loads_or_none(data), -1
+
+
 def _loads_or_none(data: str) -> Any:
     """A frame the C scanner did not take (the rare case): not JSON is a keep-alive (None);
     nested beyond reading is an error (read_json's JsonInputError, a ValueError)."""
@@ -486,7 +495,7 @@ class OpenAIChatProvider(WireProvider):
     # ---------------------------------------------------------------- incoming
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
-        # The hot path: one C-level JSON scan per frame, then a walk over the few keys a
+        # The hot path: one JSON parse per frame (orjson or the C scanner), then a walk over the few keys a
         # delta actually carries (most carry only text, read here; the reader takes the rest).
         pid = self.id
         scan = _SCAN
@@ -499,11 +508,11 @@ class OpenAIChatProvider(WireProvider):
                 break
             if ev.event == "error":  # Groq: an error event, then the connection closes
                 raise stream_error(pid, data, secrets=self.secrets)
+            fast = ev.fast  # orjson, when the reader found it safe for this read
             try:
-                obj, end = scan(data, 0)
+                obj, end = (fast(data), -1) if fast is not None else scan(data, 0)
             except (StopIteration, ValueError, RecursionError):
-                obj = _loads_or_none(data)
-                end = -1
+                obj, end = _read_frame(data)
             if type(obj) is not dict:
                 continue  # not JSON: a keep-alive some proxies send
             if end != -1 and end != len(data) and data[end:].strip():

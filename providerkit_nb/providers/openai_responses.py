@@ -518,12 +518,18 @@ class ResponsesProvider(WireProvider):
             data = ev.data
             if data == "[DONE]":
                 continue
+            fast = ev.fast  # orjson, when the reader found it safe for this read
             try:
-                obj = loads(data)
-            except ValueError as exc:
-                if isinstance(exc, JsonInputError) and exc.too_deep:
-                    raise  # JSON, but nested beyond reading: a malformed response
-                continue  # keep-alive or junk: not an event
+                obj = fast(data) if fast is not None else loads(data)
+            except ValueError:
+                obj = _MISSING
+            if obj is _MISSING:
+                try:
+                    obj = loads(data)  # what orjson refuses, the standard library decides
+                except ValueError as exc:
+                    if isinstance(exc, JsonInputError) and exc.too_deep:
+                        raise  # JSON, but nested beyond reading: a malformed response
+                    continue  # keep-alive or junk: not an event
             if type(obj) is not dict:
                 continue
             t = obj.get("type") or ev.event
@@ -564,6 +570,7 @@ class ResponsesProvider(WireProvider):
         yield from st.close(data, data.get("status") == "incomplete")
 
 
+_MISSING: Any = object()  # orjson refused the text (the standard library decides)
 _EMPTY: dict[str, Any] = {}
 
 

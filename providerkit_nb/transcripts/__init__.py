@@ -166,6 +166,7 @@ def load(source: Any, *, format: str | None = None, thread: str | None = None) -
             f"{src.name}: cannot be read as {name} ({type(exc).__name__}: {exc}); is it damaged?"
         ) from exc
     _check_messages(t)
+    t.mark_error_results()
     return t
 
 
@@ -206,6 +207,7 @@ def _unreadable_json(src: Source, name: str | None, thread: str | None = None, c
         raise TranscriptTruncated(f"{head}{like}; no complete element before the cut can be read", None, looks) from cause
     t.source = src.name
     _check_messages(t)
+    t.mark_error_results()
     kind = "element" if isinstance(kept, list) else "member"
     said = (f"{head}; it looks like {looks}; read are the {n} complete top-level {kind}(s) before the cut "
             f"({len(t.messages)} message(s)); what the cut went through is left out")

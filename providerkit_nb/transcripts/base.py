@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.errors import Error
 from ..core.json_input import JsonInputError, read_json
-from ..core.messages import Message
+from ..core.messages import Message, ToolMessage
 
 __all__ = [
     "Source",
@@ -104,6 +104,23 @@ class Transcript:
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n
+
+    def failed(self, call_id: str) -> None:
+        """The result of call ``call_id`` is one the source marks as an error (Claude Code's
+        ``is_error``, a non-zero exit code, a tool part in error...). Not a problem of the history
+        (the model read the error); the viewer marks the result and counts it."""
+        self.meta.setdefault("error_results", []).append(call_id)
+
+    def mark_error_results(self) -> None:
+        """``details[i]["error"] = True`` on each result ``failed`` named (every format reader's
+        results go through here, once the messages are in place)."""
+        ids = self.meta.get("error_results")
+        if not ids:
+            return
+        wanted = set(ids)
+        for i, m in enumerate(self.messages):
+            if isinstance(m, ToolMessage) and m.tool_call_id in wanted:
+                self.details[i] = {**self.details.get(i, {}), "error": True}
 
 
 class Source:

@@ -463,6 +463,8 @@ def _user_line(
                 else:
                     text, images = _text_of_result(content, f"messages[{at}].content[{k}]")
                 out.append(ToolMessage(call_id, names.get(call_id, ""), text, images or None))
+                if b.get("is_error") is True:
+                    t.failed(call_id)
                 shown = _result_text(content)
                 if rejected:
                     pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))

@@ -212,6 +212,8 @@ def _convert(raw: list[Any], system: str | None, t: Transcript, where: str) -> l
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind == "tool_result":
+                if b.get("is_error") is True and isinstance(b.get("tool_use_id"), str):
+                    t.failed(b["tool_use_id"])
                 blocks.append({k2: v for k2, v in b.items() if k2 in ("type", "tool_use_id", "is_error")}
                               | {"content": _result_content(b.get("content"))})
             elif kind in ("text", "tool_use", "thinking", "redacted_thinking", "image"):

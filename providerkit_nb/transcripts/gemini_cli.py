@@ -136,6 +136,8 @@ def _convert(t: Transcript, messages: list[dict[str, Any]]) -> None:
                     continue
                 calls.append(ToolCall(c["id"], c["name"], json.dumps(c.get("args") or {}, ensure_ascii=False)))
                 results.append(ToolMessage(c["id"], c["name"], _result(c)))
+                if c.get("status") == "error" or _response_error(c):
+                    t.failed(c["id"])
             if not (text or calls):
                 t.markers.append(Marker("empty_turn", len(out) - 1 if out else None,
                                         "empty model turn (a call Gemini CLI never wrote down)"))
@@ -148,6 +150,15 @@ def _convert(t: Transcript, messages: list[dict[str, Any]]) -> None:
         else:
             t.skip(f"message:{kind}")
     t.messages = out
+
+
+def _response_error(c: dict[str, Any]) -> bool:
+    """Whether the functionResponse the model read holds an ``error`` (Gemini CLI's failed call)."""
+    for r in c.get("result") or []:
+        resp = (r.get("functionResponse") or {}).get("response") if isinstance(r, dict) else None
+        if isinstance(resp, dict) and "error" in resp and "output" not in resp:
+            return True
+    return False
 
 
 def _result(c: dict[str, Any]) -> str:

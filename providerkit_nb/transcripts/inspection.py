@@ -74,6 +74,12 @@ class Inspection:
         return not self.problems and not self.abandoned and not self.needs_thread
 
     @property
+    def error_results(self) -> list[int]:
+        """Indices of the tool results the source marks as errors (shown and counted; not problems:
+        the model read them)."""
+        return sorted(i for i, d in self.details.items() if d.get("error") is True)
+
+    @property
     def title(self) -> str:
         where = f", thread {self.thread}" if self.thread else ""
         return f"{self.source} ({self.format}{where})"
@@ -100,6 +106,7 @@ class Inspection:
             "pending_approval": list(self.pending_approval),
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
             "abandoned": [a.to_dict() for a in self.abandoned],
+            "error_results": self.error_results,
         }
 
     def __repr__(self) -> str:
@@ -121,6 +128,10 @@ class Inspection:
             lines.append(f"  - {d.get('rule')} at {d.get('index')}: {d.get('message')}")
             if d.get("provider_wording"):
                 lines.append(f"    the provider says: {d.get('provider_wording')}")
+        errors = self.error_results
+        if errors:
+            lines.append(f"  {len(errors)} tool result(s) were errors (the model read them; not a problem): "
+                         + ", ".join(f"#{i}" for i in errors[:20]) + (" ..." if len(errors) > 20 else ""))
         if self.skipped:
             lines.append("  skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())))
         for m in self.markers:

@@ -264,7 +264,7 @@ def convert(pairs: list[tuple[str, dict[str, Any]]], t: Transcript, *, where: st
             name = data.get("name") if isinstance(data.get("name"), str) else names.get(cid, "")
             out.append(ToolMessage(cid, str(name or names.get(cid, "")), text))
             if data.get("status") == "error":
-                t.meta.setdefault("error_results", []).append(cid)
+                t.failed(cid)
         else:
             t.skip(f"message:{kind}")
     if len(providers) == 1:

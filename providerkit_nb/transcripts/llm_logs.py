@@ -214,7 +214,7 @@ def _load_store(conn: Any, thread: str, t: Transcript) -> None:
                 rid = pairing.result_id(p.get("tool_call_id"), rname, pid)
                 results.append(ToolMessage(rid, rname, out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)))
                 if p.get("exception"):
-                    t.meta.setdefault("error_results", []).append(rid)
+                    t.failed(rid)
             else:
                 t.skip(f"part:{kind}")
         _emit(t, role, "".join(texts), thoughts, calls, results, pairing)
@@ -273,7 +273,7 @@ def _load_legacy(conn: Any, conversation: str, t: Transcript) -> None:
                 result_id = pairing.result_id(cid, str(name or ""), row)
                 t.messages.append(ToolMessage(result_id, str(name or ""), output or ""))
                 if exc:
-                    t.meta.setdefault("error_results", []).append(result_id)
+                    t.failed(result_id)
         if prompt:
             t.messages.append(UserMessage(prompt))
         calls = [

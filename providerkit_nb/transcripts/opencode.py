@@ -217,6 +217,7 @@ def _assistant(t: Transcript, out: list[Message], ps: list[dict[str, Any]]) -> N
                     results.append(ToolMessage(cid, name, _text(state.get("output"))))
                 elif status == "error":
                     results.append(ToolMessage(cid, name, _text(state.get("error"))))
+                    t.failed(cid)
                 else:
                     open_calls.append((call, str(status)))
             else:

@@ -171,6 +171,8 @@ def _request(msg: dict[str, Any], t: Transcript, names: dict[str, str], out: lis
             if not cid:
                 raise TranscriptError(f"{at}: a {kind} part without a tool_call_id")
             out.append(ToolMessage(cid, name or names.get(cid, ""), _content(p.get("content"))))
+            if kind == "retry-prompt":  # the tool asked for another try: the model read an error
+                t.failed(cid)
             meta = p.get("metadata")
             if isinstance(meta, dict) and meta.get("pydantic_ai_synthesized_tool_return"):
                 t.meta.setdefault("synthesized_by_pydantic_ai", []).append(cid)

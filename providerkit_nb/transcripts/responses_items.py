@@ -67,6 +67,8 @@ class ItemReader:
         ):
             self.t.skip(f"item:message:{item.get('role')}")
             return
+        if item.get("type") == "function_call_output" and isinstance(item.get("call_id"), str) and _failed(item):
+            self.t.failed(item["call_id"])
         self.items.append(item)
         self.places.append(place)
 
@@ -99,6 +101,33 @@ class ItemReader:
             place = self.places[int(m.group(1))] if m and int(m.group(1)) < len(self.places) else "an item"
             text = _INPUT_AT.sub("item", text)
             raise TranscriptError(f"{self.t.source}: {place}: {text}") from exc
+
+
+# How Codex's shell tools head their output: "Exit code: N" (shell), "Process exited with code N"
+# (exec_command); older rollouts wrote JSON {"output", "metadata": {"exit_code"}}.
+_EXIT = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)\s*$", re.M)
+_HEAD = 400  # the header lines come first; the command's own output after them is not read
+
+
+def _failed(item: dict[str, Any]) -> bool:
+    """Whether a call's output says it failed: ``success: false``, or a non-zero exit code."""
+    out = item.get("output")
+    if isinstance(out, dict):
+        return out.get("success") is False
+    if not isinstance(out, str):
+        return False
+    head = out[:_HEAD]
+    if head.lstrip().startswith("{"):
+        try:
+            doc = json.loads(out)
+        except (ValueError, RecursionError):  # not JSON after all (or absurdly deep): no verdict
+            return False
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return (isinstance(code, int) and not isinstance(code, bool) and code != 0) or (
+            isinstance(doc, dict) and doc.get("success") is False)
+    m = _EXIT.search(head.split("\nOutput:", 1)[0])
+    return m is not None and int(m.group(1)) != 0
 
 
 def _from_custom(item: dict[str, Any]) -> dict[str, Any]:

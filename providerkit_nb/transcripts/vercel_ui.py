@@ -166,6 +166,8 @@ def _step(parts: list[dict[str, Any]], t: Transcript, out: list[Message], where:
             state = p.get("state")
             if state in _RESULT_STATES:
                 results.append(ToolMessage(call_id, tool, _result(p)))
+                if state == "output-error":
+                    t.failed(call_id)
             elif state in _PENDING_STATES:
                 t.pending_approval.append(call_id)
             elif state in _INTERRUPTED_STATES:

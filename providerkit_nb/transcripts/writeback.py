@@ -37,6 +37,10 @@ __all__ = ["WRITE_BACK_FORMATS", "WrittenSession", "write_session"]
 
 WRITE_BACK_FORMATS = ("claude_code", "codex", "opencode")
 
+# how each tool's own CLI opens a session by its id (run in the session's project folder)
+RESUME_COMMANDS = {"claude_code": "claude --resume {id}", "codex": "codex resume {id}",
+                   "opencode": "opencode --session {id}"}
+
 
 @dataclass(slots=True)
 class WrittenSession:
@@ -47,9 +51,13 @@ class WrittenSession:
     path: str
     answered: dict[str, str]  # call id -> the text written as its result
 
+    @property
+    def resume_command(self) -> str:
+        return RESUME_COMMANDS[self.format].format(id=self.session_id)
+
     def to_dict(self) -> dict[str, Any]:
         return {"format": self.format, "session_id": self.session_id, "path": self.path,
-                "answered": dict(self.answered)}
+                "answered": dict(self.answered), "resume_command": self.resume_command}
 
 
 def write_session(inspection: Any, to: str, *, read_only: Collection[str] | None = None) -> WrittenSession:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from ..core.fastjson import loads as _fast_loads
+from ..core.fastjson import trusted_loads
 from ..core.json_input import JsonInputError, read_json
 
 __all__ = ["SSEEvent", "StreamPosition", "iter_sse", "iter_json_array", "loads_data", "MAX_FRAME_BYTES"]
@@ -44,10 +45,21 @@ def loads_data(data: str) -> Any:
 
 @dataclass(slots=True)
 class SSEEvent:
+    """One dispatched frame. ``fast`` is a parser the reader found safe for ``data`` (orjson,
+    checked once per read, see ``core.fastjson.trusted_loads``), or None; ``json()`` reads the
+    data the same way whichever it is."""
+
     event: str | None
     data: str
+    fast: Callable[[str], Any] | None = None
 
     def json(self) -> Any:
+        fast = self.fast
+        if fast is not None:
+            try:
+                return fast(self.data)
+            except ValueError:
+                pass  # what orjson refuses, the standard library decides
         return loads_data(self.data)
 
 
@@ -151,19 +163,20 @@ def iter_sse(
         if size > MAX_FRAME_BYTES:
             raise _too_big(provider)
         parts = [rest] if rest else []
+        fast = trusted_loads(text)  # one check for every event of this read
         for frame in text[:cut].split("\n\n"):
             if frame[:6] == "data: " and "\n" not in frame:
-                ev = Event(None, frame[6:])
+                ev = Event(None, frame[6:], fast)
                 pos.n += 1
                 pos.event = ev
                 yield ev
             elif (
-                frame[:6] == "event:"
-                and (nl := frame.find("\n")) > 0
-                and frame[nl + 1 : nl + 7] == "data: "
-                and frame.find("\n", nl + 1) < 0
+                (cut3 := frame.partition("\ndata: "))[1]
+                and frame[:6] == "event:"
+                and "\n" not in cut3[2]
+                and "\n" not in cut3[0]
             ):  # "event: name" + one data line (Anthropic, Responses): _slow_frame's result
-                ev = Event(frame[6:nl].strip(), frame[nl + 7 :])
+                ev = Event(cut3[0][6:].strip(), cut3[2], fast)
                 pos.n += 1
                 pos.event = ev
                 yield ev
@@ -172,6 +185,7 @@ def iter_sse(
                     raise _too_big(provider)
                 slow = _slow_frame(frame, provider)
                 if slow is not None:
+                    slow.fast = fast  # its data is lines of this text joined by LFs
                     pos.n += 1
                     pos.event = slow
                     yield slow

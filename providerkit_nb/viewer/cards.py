@@ -6,14 +6,23 @@ findings, each linked to the card it concerns, and rows that pair a stored messa
 message sent in its place (an inserted repair result gets a row of its own, empty on the stored
 side), so the two sides stay aligned. Every view (the widget, the HTML file, a saved notebook)
 renders these same cards. Everything from a transcript is escaped here and nowhere else.
+
+Prose (assistant and user text, thinking) is rendered as safe Markdown (``markdown.py``). What is
+data stays verbatim text: a tool's output and a call's arguments, and the system prompt. The
+system prompt is configuration the provider reads character for character (its indentation,
+its XML-like sections and its literal asterisks are instructions, not layout), and a person
+reads it to learn exactly what the model was told, so it is shown as written.
 """
 
 from __future__ import annotations
 
 import html
 import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Message, SystemMessage, ToolMessage, text_of
@@ -25,8 +34,10 @@ from ..core.repair import (
     RESULT_TO_NOTE,
     Repaired,
 )
+from . import tools
+from .markdown import render_markdown
 
-__all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS"]
+__all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT"]
 
 FOLD_LINES = 8  # a text longer than this many lines is folded (its line count shown)
 FOLD_CHARS = 800  # ... or longer than this many characters
@@ -40,6 +51,11 @@ CHANGE_LABELS = {
     RENAMED_RESULT: "result id renamed (used twice)",
     DROPPED_EMPTY_ASSISTANT: "empty message dropped",
 }
+# A tool result the source marks as an error (``details[i]["error"]``): shown and filterable,
+# not a finding (the history is valid; the model read the error).
+ERROR_RESULT = "error_result"
+KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error"}
+_ERROR_BADGE = '<span class="pk-badge pk-bad">error</span>'
 
 
 def esc(value: Any) -> str:
@@ -108,6 +124,8 @@ class Page:
     skipped: dict[str, int] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     anchor: str = ""  # prefix of every id on the page
+    hand_back: str | None = None  # the command that writes it back for its coding agent to resume
+    errors: int = 0  # tool results the source marks as errors (not findings)
 
     def kinds(self) -> list[str]:
         """Kinds that occur on some row, in order of first occurrence (the legend lists only these)."""
@@ -125,15 +143,20 @@ def _lines(text: str) -> int:
     return text.count("\n") + 1 if text else 0
 
 
-def fold(text: str, *, cls: str = "pk-text", label: str = "", code: bool = False, limit: int | None = None) -> str:
+def fold(
+    text: str, *, cls: str = "pk-text", label: str = "", code: bool = False, limit: int | None = None, md: bool = False,
+) -> str:
     """Text as a block that keeps its lines and wraps; a long one folded behind its line count,
-    and cut after ``limit`` characters (saying how many more there are)."""
+    and cut after ``limit`` characters (saying how many more there are). ``md``: prose, rendered
+    as safe Markdown (``markdown.render_markdown``) when it has any."""
     tag = "pre" if code else "div"
     if not code:  # blank lines at either end of prose (joined text blocks) only push the card apart
         text = text.strip("\n")
     shown = text if limit is None or len(text) <= limit else text[:limit]
     cut = f'<div class="pk-lbl">cut here: {len(text) - len(shown):,} more characters</div>' if shown is not text else ""
-    body = f'<{tag} class="{cls}">{esc(shown)}</{tag}>{cut}'
+    rendered = render_markdown(shown) if md and not code else None
+    inner = esc(shown) if rendered is None else rendered
+    body = f'<{tag} class="{cls}{"" if rendered is None else " pk-md"}">{inner}</{tag}>{cut}'
     n = _lines(text)
     if n <= FOLD_LINES and len(text) <= FOLD_CHARS:
         if label:
@@ -151,7 +174,7 @@ def _args(arguments: str) -> str:
     """Call arguments as the model wrote them, JSON laid out when it is JSON."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return arguments
     if isinstance(parsed, dict | list):
         return json.dumps(parsed, indent=1, ensure_ascii=False)
@@ -167,7 +190,7 @@ def _gist(arguments: str) -> str:
     """The call's stated purpose and its main argument, one line each at most (escaped HTML)."""
     try:
         parsed = json.loads(arguments) if arguments else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return ""
     if not isinstance(parsed, dict):
         return ""
@@ -243,6 +266,11 @@ class _Side:
     def anchor(self, i: int) -> str:
         return f"{self.prefix}{i}"
 
+    def failed(self, i: int) -> bool:
+        """Whether message ``i`` is a tool result its source marks as an error."""
+        d = self.details.get(i)
+        return bool(d and d.get("error") is True)
+
     def text(self, i: int) -> str:
         """What search finds message ``i`` by: its text, tool names, call ids, arguments, the
         results of its calls and the text sent for a lost one."""
@@ -270,6 +298,8 @@ class _Side:
         if kind:
             flags.append("pk-changed")
             badges.append(f'<span class="pk-badge pk-k-{esc(kind)}">{esc(CHANGE_LABELS.get(kind, kind))}</span>')
+        if self.failed(i):
+            badges.append(_ERROR_BADGE)
         here = self.findings.get(i, [])
         if any(f.kind != "lost_call" for f in here):
             flags.append("pk-flagged")
@@ -280,11 +310,11 @@ class _Side:
         parts = [head]
         if isinstance(m, AssistantMessage):
             if m.reasoning:
-                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit))
+                parts.append(fold(m.reasoning, cls="pk-text pk-thinking", label="thinking", limit=self.limit, md=True))
             elif m.reasoning_items is not None or m.reasoning_details:
                 parts.append('<div class="pk-lbl">thinking kept encrypted (sent back as it was)</div>')
             if m.content:
-                parts.append(fold(m.content, limit=self.limit))
+                parts.append(fold(m.content, limit=self.limit, md=True))
             for c in m.tool_calls or []:
                 parts.append(self._call(i, c.id, c.name, c.arguments))
         elif isinstance(m, ToolMessage):
@@ -303,8 +333,8 @@ class _Side:
                 parts.append(fold(m.content, code=True, cls="pk-code", limit=self.limit))
         else:
             text = text_of(m)
-            label = "system prompt" if isinstance(m, SystemMessage) else ""
-            parts.append(fold(text, label=label, limit=self.limit))
+            system = isinstance(m, SystemMessage)  # verbatim: see the module's docstring
+            parts.append(fold(text, label="system prompt" if system else "", limit=self.limit, md=not system))
         for f in here:
             if f.kind == "lost_call":
                 continue  # shown on its call
@@ -315,13 +345,19 @@ class _Side:
     def _call(self, i: int, call_id: str, name: str, arguments: str) -> str:
         r = self.result_of.get((i, call_id))
         lost = self.lost.get(call_id)
+        shown = _args(arguments)
+        # a result repair wrote is its note, not the tool's output: it keeps the generic block
+        res_text = text_of(self.messages[r]) if r is not None and r not in self.added else None
+        lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown)  # None: generic
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
-            f"{_gist(arguments)}</div>"
+            f"{_gist(arguments) if lay is None else lay.gist}</div>"
         ]
-        if arguments:
-            out.append(fold(_args(arguments), code=True, cls="pk-code", label="arguments", limit=self.limit))
+        if lay is not None:
+            out.append(lay.body)
+        elif arguments:
+            out.append(fold(shown, code=True, cls="pk-code", label="arguments", limit=self.limit))
         if r is not None:
             res = self.messages[r]
             assert isinstance(res, ToolMessage)
@@ -330,10 +366,12 @@ class _Side:
             # what the source says about the result (rejected, an error, ...) shows on the call too
             marks = [f for f in self.findings.get(r, []) if f.kind != "lost_call"]
             bad = "".join(f'<span class="pk-badge pk-bad">{esc(f.kind)}</span>' for f in marks)
+            if self.failed(r):
+                bad += _ERROR_BADGE
             out.append(
-                f'<div class="pk-result{" pk-bad" if marks else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
+                f'<div class="pk-result{" pk-bad" if bad else ""}"><a class="pk-idx" href="#{self.anchor(r)}">'
                 f"#{r}</a> result{esc(tag)}{bad}"
-                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit)}</div>"
+                f"{fold(res.content, code=True, cls='pk-code', limit=self.limit) if lay is None or lay.result is None else lay.result}</div>"
             )
         elif lost is not None:
             out.append(_lost_box(lost))
@@ -429,6 +467,7 @@ def build_page(
     meta: Mapping[str, Any] | None = None,
     max_chars: int | None = None,
     anchor: str = "",
+    hand_back: str | None = None,
 ) -> Page:
     """Everything a view shows, built once: findings (linked to their stored message) and rows.
 
@@ -450,10 +489,14 @@ def build_page(
         if isinstance(m, AssistantMessage):
             for c in m.tool_calls or []:
                 calls_at.setdefault(c.id, i)
+    changed = bool(repaired.changes)
+    pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
+    stored_of = {a: b for b, a in pairs if a is not None and b is not None}
     lost: dict[str, Finding] = {}
     used: set[int] = set()
     for r in repaired.interrupted:
-        at = calls_at.get(r.original_id)
+        # where the call was made: by its message (an id a restarted agent used again is not enough)
+        at = stored_of.get(r.message_index, calls_at.get(r.original_id))
         said: list[str] = []  # the provider's own words first, then the validators'
         for k, p in enumerate(problems):
             if _get(p, "index") == at and r.original_id in f"{_get(p, 'message')} {_get(p, 'provider_wording') or ''}":
@@ -504,15 +547,19 @@ def build_page(
         if ch.index_after is not None:
             after_marks.setdefault(ch.index_after, ch.kind)
     stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
-    changed = bool(repaired.changes)
-    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, limit=max_chars) if changed else None
-    pairs = align(messages, repaired) if changed else [(i, i) for i in range(len(messages))]
+    failed = sorted(i for i in stored.details if 0 <= i < len(messages) and stored.failed(i))
+    # a failed result kept by repair is badged on the sent side too
+    sent_failed = {a: {"error": True} for b, a in pairs if b in failed and a is not None}
+    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, details=sent_failed, limit=max_chars) if changed else None
+    errors = set(failed) | {stored.call_of[i] for i in failed if i in stored.call_of}  # the result and its call
     rows: list[Row] = []
     for b, a in pairs:
         kinds: list[str] = []
         if b is not None:
             text = stored.text(b)
             kinds += [f.kind for f in by_index.get(b, [])]
+            if b in errors:
+                kinds.append(ERROR_RESULT)
             if b in before_marks:
                 kinds.append(before_marks[b])
         else:
@@ -535,6 +582,8 @@ def build_page(
         skipped=dict(skipped or {}),
         meta=dict(meta or {}),
         anchor=anchor,
+        hand_back=hand_back,
+        errors=len(failed),
     )
 
 
@@ -557,4 +606,18 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None,
         meta=getattr(obj, "meta", None),
         max_chars=max_chars,
         anchor=anchor,
+        hand_back=hand_back_command(obj),
     )
+
+
+# the coding agents whose sessions ``repair --to`` writes back as a new session they resume
+HAND_BACK = ("claude_code", "codex", "opencode", "cline")
+
+
+def hand_back_command(obj: Any) -> str | None:
+    """``providerkit-nb repair SOURCE --to AGENT``, for a session read from a coding agent's file."""
+    fmt, source, thread = getattr(obj, "format", None), getattr(obj, "source", None), getattr(obj, "thread", None)
+    if fmt not in HAND_BACK or not isinstance(source, str | Path) or not str(source):
+        return None
+    cmd = f"providerkit-nb repair {shlex.quote(str(source))} --to {fmt}"
+    return cmd + (f" --thread {shlex.quote(str(thread))}" if isinstance(thread, str) and thread else "")

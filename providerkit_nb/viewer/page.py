@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .cards import CHANGE_LABELS, Page, Row, esc
+from .cards import KIND_LABELS, Page, Row, esc
 from .style import CSS
 
 __all__ = ["report_html", "write_html", "static_html", "findings_html", "rows_html", "text_summary", "focus_rows"]
@@ -26,6 +26,8 @@ def _headline(page: Page) -> str:
     if lost:
         bits.append(f"{lost} lost call(s)")
     bits.append(f"{len(page.findings)} finding(s)")
+    if page.errors:
+        bits.append(f"{page.errors} tool result(s) were errors")
     fmt = f" ({page.source_format})" if page.source_format and page.source_format not in page.title else ""
     return f'<div class="pk-summary"><b>{esc(page.title)}</b>{esc(fmt)}: {esc("; ".join(bits))}</div>'
 
@@ -41,6 +43,7 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
             '<div class="pk-ok">valid as stored: every call has its result and a provider accepts the '
             "history as it is; nothing to repair.</div>"
         )
+    out.append(_hand_back(page))
     items = []
     shown = page.findings if limit is None else page.findings[:limit]
     for f in shown:
@@ -63,9 +66,19 @@ def findings_html(page: Page, *, limit: int | None = None) -> str:
         out.append(f'<ol class="pk-findings">{"".join(items)}</ol>')
     kinds = page.kinds()
     if kinds:
-        legend = "".join(f'<span class="pk-badge">{esc(CHANGE_LABELS.get(k, k))}</span>' for k in kinds)
+        legend = "".join(f'<span class="pk-badge">{esc(KIND_LABELS.get(k, k))}</span>' for k in kinds)
         out.append(f'<div class="pk-legend pk-lbl">on the rows below: {legend}</div>')
     return "".join(out)
+
+
+def _hand_back(page: Page) -> str:
+    """For a broken coding-agent session: the command that writes the repaired session back for
+    the agent to resume (it prints the agent's own resume command)."""
+    if page.valid or not page.hand_back:
+        return ""
+    cmd = page.hand_back
+    return (f'<div class="pk-lbl">to hand it back to the agent: <code class="pk-handback" title="click to copy">'
+            f"{esc(cmd)}</code> (writes a new session beside the original and prints how to resume it)</div>")
 
 
 def _row(page: Page, r: Row) -> str:
@@ -121,6 +134,8 @@ def text_summary(page: Page, *, limit: int = 20) -> str:
     lines = [f"{page.title}: {page.stored} messages" + (f", {page.sent} after repair" if page.changed else "")]
     if page.valid:
         lines.append("valid as stored; nothing to repair")
+    if page.errors:
+        lines.append(f"{page.errors} tool result(s) were errors (shown, not a problem: the model read them)")
     for f in page.findings[:limit]:
         where = f" at message {f.index}" if f.index is not None else ""
         lines.append(f"- {f.kind}{where}: {f.title}")
@@ -154,16 +169,19 @@ function layout(){offs=new Float64Array(shown.length+1);for(var k=0;k<shown.leng
 function find(y){var lo=0,hi=shown.length;while(lo<hi){var m=(lo+hi)>>1;if(offs[m+1]<=y)lo=m+1;else hi=m;}return lo;}
 var ro=new ResizeObserver(function(es){var ch=false;es.forEach(function(e){var i=+e.target.dataset.row,h=e.target.offsetHeight;
  if(h&&Math.abs(H[i]-h)>0.5){H[i]=h;ch=true;}});if(ch){layout();place();}});
-var S="";
-function mark(e,s){var w=document.createTreeWalker(e,NodeFilter.SHOW_TEXT),ns=[],n;while((n=w.nextNode()))ns.push(n);
- ns.forEach(function(t){var v=t.nodeValue,l=v.toLowerCase(),p=l.indexOf(s);if(p<0||l.length!==v.length)return;
+var S="",RX=null;  // the search: lower-cased text, or a regular expression written /like this/
+function spans(l){  // [start, length] of each match in lower-cased text l
+ var out=[],p,m;if(RX){RX.lastIndex=0;while((m=RX.exec(l))){if(!m[0].length){RX.lastIndex++;continue;}out.push([m.index,m[0].length]);}}
+ else{p=l.indexOf(S);while(p>=0){out.push([p,S.length]);p=l.indexOf(S,p+S.length);}}return out;}
+function mark(e){var w=document.createTreeWalker(e,NodeFilter.SHOW_TEXT),ns=[],n;while((n=w.nextNode()))ns.push(n);
+ ns.forEach(function(t){var v=t.nodeValue,l=v.toLowerCase();if(l.length!==v.length)return;var hits=spans(l);if(!hits.length)return;
   var f=document.createDocumentFragment(),o=0,m;
-  while(p>=0){f.appendChild(document.createTextNode(v.slice(o,p)));m=document.createElement("mark");m.className="pk-mark";
-   m.textContent=v.slice(p,p+s.length);f.appendChild(m);o=p+s.length;p=l.indexOf(s,o);}
+  hits.forEach(function(h){f.appendChild(document.createTextNode(v.slice(o,h[0])));m=document.createElement("mark");m.className="pk-mark";
+   m.textContent=v.slice(h[0],h[0]+h[1]);f.appendChild(m);o=h[0]+h[1];});
   f.appendChild(document.createTextNode(v.slice(o)));var d=t.parentNode.closest("details");t.parentNode.replaceChild(f,t);
   if(d)d.open=true;});}
 function el(i){var e=cache.get(i);if(!e){var t=document.createElement("div");t.innerHTML=R[i].h;e=t.firstElementChild;
- e.dataset.row=i;if(S)mark(e,S);cache.set(i,e);}return e;}
+ e.dataset.row=i;if(S)mark(e);cache.set(i,e);}return e;}
 function place(){topS.style.height=offs[first<0?0:first]+"px";botS.style.height=(offs[shown.length]-offs[last<0?0:last])+"px";}
 function render(){
  var y0=window.scrollY-(list.getBoundingClientRect().top+window.scrollY),a=find(Math.max(0,y0-OVER)),
@@ -181,11 +199,13 @@ function render(){
 }
 var pending=false;function soon(){if(!pending){pending=true;requestAnimationFrame(function(){pending=false;render();});}}
 function filter(){
- var s=q.value.trim().toLowerCase(),r=role.value,f=kind.value;shown=[];
- at=-1;if(s!==S){S=s;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();}  // cards built again, matches marked
+ var raw=q.value.trim(),s=raw.toLowerCase(),r=role.value,f=kind.value,hits=0,bad=false;shown=[];
+ at=-1;if(s!==S){S=s;RX=null;cache.forEach(function(c){ro.unobserve(c);});cache=new Map();  // cards built again, matches marked
+  var end=raw.lastIndexOf("/");if(raw.length>2&&raw[0]==="/"&&end>1){try{RX=new RegExp(raw.slice(1,end),"gi");}catch(e){bad=true;S="";}}}
  for(var i=0;i<N;i++){var x=R[i];if(r&&x.r!==r)continue;if(f==="*"&&!x.k.length)continue;
-  if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(s&&x.s.indexOf(s)<0)continue;shown.push(i);}
- count.textContent=(s||r||f)?shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages match":N.toLocaleString()+" messages";
+  if(f&&f!=="*"&&x.k.indexOf(f)<0)continue;if(S){var n=spans(x.s).length;if(!n)continue;hits+=n;}shown.push(i);}
+ var of=shown.length.toLocaleString()+" of "+N.toLocaleString()+" messages";
+ count.textContent=bad?"not a regular expression: "+raw:S?hits.toLocaleString()+(hits===1?" match in ":" matches in ")+of:(r||f)?of+" match":N.toLocaleString()+" messages";
  first=last=-1;body.textContent="";layout();place();render();
 }
 var t=0,at=-1;q.addEventListener("input",function(){clearTimeout(t);t=setTimeout(filter,120);});
@@ -205,6 +225,8 @@ function go(){
 }
 window.addEventListener("scroll",soon,{passive:true});window.addEventListener("resize",soon);
 window.addEventListener("hashchange",go);
+document.querySelectorAll(".pk-handback").forEach(function(c){c.addEventListener("click",function(){
+ if(navigator.clipboard)navigator.clipboard.writeText(c.textContent).then(function(){c.title="copied";});});});
 filter();if(location.hash)go();
 window.pkViewer={rows:N,shown:function(){return shown.length;},rendered:function(){return body.children.length;},go:go};
 })();
@@ -225,13 +247,13 @@ def report_html(page: Page) -> str:
     """One self-contained HTML document: findings at the top, then a virtual list of the rows
     with search, filters by role and by finding, and a link per message and per finding."""
     kinds = page.kinds()
-    kind_opts = "".join(f'<option value="{esc(k)}">{esc(CHANGE_LABELS.get(k, k))}</option>' for k in kinds)
+    kind_opts = "".join(f'<option value="{esc(k)}">{esc(KIND_LABELS.get(k, k))}</option>' for k in kinds)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{esc(page.title)}</title><style>{CSS}{_PAGE_CSS}</style></head>
 <body><div class="pk-view">
 {findings_html(page)}
-<div id="pk-bar"><input id="pk-q" type="search" placeholder="search text, tool names, call ids" aria-label="search">
+<div id="pk-bar"><input id="pk-q" type="search" placeholder="search text, tool names, call ids; /a regex/" aria-label="search">
 <select id="pk-role" aria-label="role"><option value="">every role</option><option value="system">system</option>
 <option value="user">user</option><option value="assistant">assistant</option><option value="tool">tool</option></select>
 <select id="pk-kind" aria-label="finding"><option value="">every message</option>

@@ -57,4 +57,32 @@ CSS = """
 .pk-cols.pk-one{grid-template-columns:minmax(0,1fr)}
 .pk-gap{text-align:center;color:#8c959f;font-size:12px;padding:2px}
 .pk-legend .pk-badge{margin-right:6px}
+.pk-text.pk-md{white-space:normal}
+.pk-md>:first-child{margin-top:0}.pk-md>:last-child{margin-bottom:0}
+.pk-md p,.pk-md ul,.pk-md ol,.pk-md blockquote,.pk-md table{margin:3px 0}
+.pk-md ul,.pk-md ol{padding-left:20px}
+.pk-md h1,.pk-md h2,.pk-md h3,.pk-md h4,.pk-md h5,.pk-md h6{margin:6px 0 3px;line-height:1.25}
+.pk-md h1{font-size:16px}.pk-md h2{font-size:15px}.pk-md h3{font-size:14px}.pk-md h4,.pk-md h5,.pk-md h6{font-size:13px}
+.pk-md pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border-radius:3px}
+.pk-md code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px;overflow-wrap:anywhere}
+.pk-md :not(pre)>code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+.pk-md blockquote{border-left:3px solid #d0d7de;padding-left:8px;color:#57606a;margin-left:0}
+.pk-md table{border-collapse:collapse;display:block;max-width:100%;overflow-x:auto}
+.pk-md th,.pk-md td{border:1px solid #d0d7de;padding:1px 6px;vertical-align:top}
+.pk-md hr{border:0;border-top:1px solid #d0d7de}
+.pk-img{color:#6e7781}.pk-url{font-family:ui-monospace,monospace;font-size:11px;overflow-wrap:anywhere}
+.pk-raw>summary{font-size:11px}
+.pk-path{font-size:12px}
+.pk-dstat{font-family:ui-monospace,monospace;font-size:11px;margin-left:4px}
+.pk-plus{color:#1a7f37}.pk-minus{color:#cf222e}
+.pk-diff>*{display:block;min-height:1.35em;padding:0 4px;margin:0 -4px;font-style:normal;font-weight:normal;text-decoration:none}
+.pk-diff>ins{background:#dafbe1;color:#116329}.pk-diff>del{background:#ffebe9;color:#a40e26}
+.pk-diff>em{background:#ddf4ff;color:#0550ae}.pk-diff>strong{font-weight:600;color:#424a53}
+.pk-num{padding-left:4.4em;list-style:decimal}.pk-num>li{min-height:1.35em;padding-left:.5em}
+.pk-num>li::marker{content:counter(list-item) "  ";color:#8c959f;font-size:11px}
+.pk-cmd{background:#24292f;color:#f6f8fa}.pk-ps{color:#8c959f;user-select:none;-webkit-user-select:none}
+.pk-term{background:#f6f8fa;border-left:3px solid #8c959f}
+.pk-exit{font-family:ui-monospace,monospace}
+.pk-todos{list-style:none;margin:2px 0;padding-left:4px}.pk-todo{margin:1px 0}
+.pk-tick{font-size:14px}.pk-todo-completed{color:#57606a}.pk-todo-in_progress{font-weight:600}
 """

@@ -249,10 +249,11 @@ class WatchdogProvider(Wrapper):
             answered = not self.require_content
             finish: str | None = None
             usage: Usage | None = None
+            clock = time.monotonic
             try:
                 for chunk in inner:
                     if isinstance(chunk, _PROGRESS):
-                        watch.last_chunk_at = time.monotonic()
+                        watch.last_chunk_at = clock()
                     if isinstance(chunk, Finish):
                         finish = chunk.reason
                     elif isinstance(chunk, UsageUpdate):
@@ -266,7 +267,11 @@ class WatchdogProvider(Wrapper):
                         held, hold = hold, None
                         for h in held:
                             yield from self._hand(watch, h)
-                    yield from self._hand(watch, chunk)
+                    # self._hand(watch, chunk) written out: no generator made per chunk
+                    watch.reading = False
+                    yield chunk
+                    watch.last_chunk_at = clock()
+                    watch.reading = True
                 if not answered:
                     err = _empty_turn(provider, finish, usage, after_tool_result)
                     if err is not None:

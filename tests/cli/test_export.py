@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from transcripts.conftest import FIXTURES, REPO
+
+from tests.transcripts.conftest import FIXTURES, REPO
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -11,13 +11,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from transcripts.conftest import FIXTURES
 
 import providerkit_nb as pk
+from tests.transcripts.conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 JSON_KEYS = {"source", "format", "thread", "messages", "skipped", "problems", "interrupted", "orphans",
-             "pending_approval", "changes", "abandoned"}
+             "pending_approval", "changes", "abandoned", "error_results"}  # error_results: issue 24
 
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:

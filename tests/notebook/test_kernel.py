@@ -9,7 +9,8 @@ import os
 import time
 
 import pytest
-from conversation.chat_server import ChatServer, call_answer, text_answer
+
+from tests.conversation.chat_server import ChatServer, call_answer, text_answer
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -4,17 +4,15 @@ The build-time limit (< 0.5 s for 10,000 messages) is measured in bench/views.py
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
 import providerkit_nb as pk
 from bench.repair import make_history
 from providerkit_nb.notebook import frames
-from providerkit_nb.notebook.widgets import (
-    HistoryView,
-    payload_bytes,
-    select_rows,
-)
+from providerkit_nb.notebook.widgets import HistoryView, payload_bytes
 from providerkit_nb.testing import simulate
 
 # the view's page: 100 rows, each touched row with 2 rows of context, the last 10 messages
@@ -38,45 +36,50 @@ def long_history() -> list[pk.Message]:
     return make_history(10_000, broken=True)
 
 
-def _rows(html_value: str, cls: str = "pk-row") -> int:
-    return html_value.count(f'<tr class="{cls}"')
+def _stored(view: HistoryView) -> list[int]:
+    """Indexes of the stored messages whose cards the view shows now."""
+    return [int(i) for i in re.findall(r'class="pk-card[^"]*" id="v\d+-m-(\d+)"', view.cards.value)]
 
 
-def _indexes(html_value: str) -> list[int]:
-    import re
+def _rows(view: HistoryView) -> list[str]:
+    """The HTML of each aligned row (stored card, and what is sent in its place) shown now."""
+    return view.cards.value.split('<div class="pk-row')[1:]
 
-    return [int(i) for i in re.findall(r'<tr class="pk-row"[^>]*><td>(\d+)</td>', html_value)]
 
-
-def test_the_default_view_shows_touched_rows_with_context_and_the_last_messages(long_history):
-    view = HistoryView(long_history)
-    expected = pk.repair_history(long_history)
-    stored_at = {id(m): i for i, m in enumerate(long_history)}
-    touched_set = {c.index_before for c in expected.changes if c.index_before is not None}
-    for c in expected.changes:  # an added result shows at the stored message it follows
+def _touched(history: list[pk.Message]) -> list[int]:
+    """Stored rows repair touches; an added result counts at the stored message it follows."""
+    expected = pk.repair_history(history)
+    stored_at = {id(m): i for i, m in enumerate(history)}
+    touched = {c.index_before for c in expected.changes if c.index_before is not None}
+    for c in expected.changes:
         if c.index_before is None and c.index_after is not None:
             a = c.index_after - 1
             while id(expected.messages[a]) not in stored_at:
                 a -= 1
-            touched_set.add(stored_at[id(expected.messages[a])])
-    touched = sorted(touched_set)
+            touched.add(stored_at[id(expected.messages[a])])
+    return sorted(touched)
+
+
+def test_the_default_view_shows_touched_rows_with_context_and_the_last_messages(long_history):
+    view = HistoryView(long_history)
+    touched = _touched(long_history)
     assert len(touched) > 50  # the fixture really is broken in many places
-    shown = _indexes(view.before.value)
-    assert len(shown) == PAGE_ROWS
-    # page 1 holds the first touched rows, each with its context, in order
+    assert len(_rows(view)) == PAGE_ROWS
+    shown = _stored(view)
+    assert "message(s) not shown" in view.cards.value  # in stored order, but for results repair moves
+    # page 1 starts at the first touched row's context, in order
     first = touched[0]
-    assert list(range(max(0, first - CONTEXT), first + CONTEXT + 1)) == shown[: first + CONTEXT + 1 - max(0, first - CONTEXT)]
-    assert shown == sorted(shown) and _rows(view.before.value, "pk-gap") > 0
+    assert shown[0] <= max(0, first - CONTEXT) and set(range(max(0, first - CONTEXT), first + 1)) <= set(shown)
     # the last page ends with the last messages
     view.go_to(view.pages - 1)
-    last = _indexes(view.before.value)
-    assert last[-LAST:] == list(range(len(long_history) - LAST, len(long_history)))
-    # every touched row is on some page
+    # (the last of the last LAST rows is a result repair adds: it has no stored card)
+    assert _stored(view)[-(LAST - 1):] == list(range(len(long_history) - LAST + 1, len(long_history)))
+    # every touched row is on some page, and nothing in between the context windows
     seen: set[int] = set()
     for page in range(view.pages):
         view.go_to(page)
-        seen.update(_indexes(view.before.value))
-    assert set(touched) <= seen
+        seen.update(_stored(view))
+    assert set(touched) <= seen and len(seen) < len(long_history) // 2
 
 
 def test_the_payload_stays_under_a_megabyte_whatever_is_shown(long_history):
@@ -91,46 +94,51 @@ def test_the_payload_stays_under_a_megabyte_whatever_is_shown(long_history):
     view.kind.value = "changed"
     sizes["changed only"] = payload_bytes(view.root)
     assert all(size < MB for size in sizes.values()), sizes
-    before, after = view.shown_rows()
-    assert after == sorted(view.highlights()) and len(before) >= len(after) - 10
+    rows = _rows(view)
+    # every row shown carries a change or a finding (a lost call is marked on its call)
+    assert rows and all(any(mark in r for mark in ("pk-changed", "pk-flagged", "pk-call pk-lost")) for r in rows)
 
 
-def test_huge_messages_are_cut_in_the_table_and_kept_in_the_frame():
+def test_huge_messages_are_cut_in_the_cards_and_kept_in_the_frame():
     big = "x" * 3 * MB
     history = [pk.UserMessage(big), pk.AssistantMessage("<b>" + big + "</b>")]
     view = HistoryView(history)
     assert payload_bytes(view.root) < 20_000
-    assert "<b>" not in view.before.value  # escaped, as every transcript text is
+    assert "<b>x" not in view.cards.value and "&lt;b&gt;x" in view.cards.value  # escaped
     assert view.frame().shape == (2, 7)  # the seven history columns
 
 
 def test_pages_and_filters_reach_every_row(long_history):
     view = HistoryView(long_history)
     view.show.value = "all"
-    assert view.pages == len(long_history) // PAGE_ROWS
+    added = [c for c in pk.repair_history(long_history).changes if c.index_before is None]
+    assert view.pages == -(-(len(long_history) + len(added)) // PAGE_ROWS)  # one row per stored or added message
     assert view.prev_button.disabled and not view.next_button.disabled
+    first = _stored(view)
     view.next_button.click()
-    assert _indexes(view.before.value) == list(range(PAGE_ROWS, 2 * PAGE_ROWS))
+    second = _stored(view)
+    assert len(_rows(view)) == PAGE_ROWS and not set(first) & set(second) and min(second) > min(first)
     assert view.page_label.value == f"page 2 of {view.pages}"
+    seen: set[int] = set()
+    for page in range(view.pages):  # the pages together hold every stored message once
+        view.go_to(page)
+        here = _stored(view)
+        assert not seen & set(here)
+        seen.update(here)
+    assert seen == set(range(len(long_history)))
     view.role.value = "tool"  # a filter goes back to page 1
     assert view.page == 0
-    shown = _indexes(view.before.value)
+    shown = _stored(view)
     assert shown and all(long_history[i].role == "tool" for i in shown)
+    stored_roles = re.findall(r'class="pk-card pk-r-(\w+)[^"]*" id="v\d+-m-', view.cards.value)
+    assert stored_roles == ["tool"] * len(shown)  # (a stray result is sent as a user note: the other side)
     view.role.value = "all"
     view.repair()
     view.kind.value = "renamed_call"
-    marks = view.highlights()
-    after = _indexes(view.after.value)
-    assert after == sorted(i for i, k in marks.items() if k == "renamed_call")[:PAGE_ROWS]
-    assert view.after.value.count('data-change="renamed_call"') == len(after)
-
-
-def test_select_rows_keeps_a_short_history_whole_and_merges_overlapping_context():
-    roles = ["user"] * 200
-    assert select_rows(30, {}, roles[:30]) == list(range(30))
-    rows = select_rows(200, {50: "k", 52: "k"}, roles)
-    assert rows == list(range(48, 55)) + list(range(190, 200))
-    assert select_rows(200, {50: "a", 52: "b"}, roles, kind="b") == [52]
+    renamed = [c for c in view.repaired.changes if c.kind == "renamed_call"]
+    rows = _rows(view)
+    assert len(rows) == min(PAGE_ROWS, len(renamed)) > 0
+    assert all("pk-k-renamed_call" in r for r in rows)
 
 
 def test_show_frame_uses_itables_when_installed(monkeypatch):

@@ -46,13 +46,13 @@ def test_history_frame_columns_and_rows():
 
 def test_repair_button_shows_repaired_rows_highlighted_by_kind():
     view = pk.HistoryView(_broken(), is_read_only=lambda n: n == "read_file")
-    assert "not repaired yet" in view.after.value
+    assert "Repair" in view.repair_button.description and view.actions.layout.display != "none"
     view.repair_button.click()
     after = view.repaired_frame()
     # the missing result for b, and the orphan turned into a user note
     assert list(after["role"]) == ["system", "user", "assistant", "tool", "tool", "user"]
-    assert view.after.value.count(f'data-change="{R.ADDED_RESULT}"') == 1
-    assert view.after.value.count(f'data-change="{R.RESULT_TO_NOTE}"') == 1
+    assert view.cards.value.count(f"pk-badge pk-k-{R.ADDED_RESULT}") == 1
+    assert view.cards.value.count(f"pk-badge pk-k-{R.RESULT_TO_NOTE}") == 1
     assert view.status.value.startswith("repaired: 2 change(s), 1 interrupted call(s)")
     inter = view.interrupted_frame()
     assert list(inter["name"]) == ["write_file"] and list(inter["read_only"]) == [False]
@@ -63,10 +63,10 @@ def test_role_filter_limits_the_rows_shown():
     view = pk.HistoryView(_broken())
     view.repair()
     view.role.value = "tool"
-    assert view.before.value.count('<tr class="pk-row"') == 2
-    assert view.after.value.count('<tr class="pk-row"') == 2
+    # the result of a, the one repair adds for b, and the orphan (stored as a tool result)
+    assert view.cards.value.count('<div class="pk-row') == 3
     view.role.value = "all"
-    assert view.before.value.count('<tr class="pk-row"') == 5
+    assert view.cards.value.count('<div class="pk-row') == 6  # five stored rows and the added result
 
 
 def test_resume_button_continues_a_conversation():
@@ -135,7 +135,7 @@ def test_the_view_shows_the_interrupted_calls_before_repair_is_pressed():
     convo = pk.Conversation(store, "c", simulate.ScriptedProvider([]), tools, display=False)
     view = convo.view()
     assert "2 interrupted call(s)" in view.status.value
-    assert "write_file" in view.interrupted_html.value and "read_file" in view.interrupted_html.value
+    assert "write_file (" in view.findings.value and "read_file (" in view.findings.value  # each lost call, named
 
 
 def test_resume_with_an_approval_pending_asks_in_the_view_and_never_waits():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from providers.cassette_loader import OWN, UPSTREAM
 
 from providerkit_nb.testing.replay import load_interactions, replay_interaction
+from tests.providers.cassette_loader import OWN, UPSTREAM
 
 # file -> (kind, status, retry_after, text the message must quote)
 OUTCOMES = {
@@ -99,11 +99,10 @@ def test_unbuilt_wire_is_reported_not_skipped(tmp_path: Path) -> None:
 
 
 def test_cut_stream_keeps_a_partial_for_display() -> None:
-    from providers.cassette_loader import chopped_transport
-
     import providerkit_nb as pk
     from providerkit_nb.core.errors import ProviderError
     from providerkit_nb.providers.openai_chat import import_request, replay_provider
+    from tests.providers.cassette_loader import chopped_transport
 
     (it,) = load_interactions(OWN / "openai_chat_stream_cut_mid_turn.yaml")
     imported = import_request(it.url, it.request_json)

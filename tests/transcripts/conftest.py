@@ -64,7 +64,7 @@ def need(module: str) -> None:
 
 
 def pg_dsn() -> str:
-    from store.conftest import (
+    from tests.store.conftest import (
         require_pg,  # the suite's one PostgreSQL gate (skip locally, fail in CI)
     )
 

@@ -98,6 +98,7 @@ def test_repair_claude_code_resumed_session_puts_the_call_back_on_the_branch(tmp
     out = _cli("repair", str(src), "--to", "claude_code")
     assert out.returncode == 1, out.stderr  # the source had findings
     new_id = out.stdout.split("wrote session ", 1)[1].split(" ", 1)[0]
+    assert out.stdout.rstrip().endswith(f"resume it with: claude --resume {new_id}")  # Claude Code's own flag
     assert src.read_bytes() == before
     new = tmp_path / f"{new_id}.jsonl"
     lines = raw_lines(new)
@@ -134,6 +135,7 @@ def test_repair_codex_rollout(tmp_path: Path) -> None:
     assert src.read_bytes() == before and Path(written.path).parent == day
     items = raw_lines(Path(written.path))
     assert items[0]["payload"]["id"] == written.session_id
+    assert written.resume_command == f"codex resume {items[0]['payload']['id']}"  # Codex's own subcommand
     (cid,) = written.answered
     k = next(i for i, o in enumerate(items) if o["payload"].get("call_id") == cid and o["payload"]["type"] == "function_call")
     assert items[k + 1]["payload"] == {"type": "function_call_output", "call_id": cid, "output": MAY_HAVE_RUN}

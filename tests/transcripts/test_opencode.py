@@ -81,6 +81,7 @@ def test_repair_writes_a_new_session_in_one_transaction(tmp_path: Path) -> None:
         old_rows = c.execute("select id, message_id, data from part where session_id = ? order by id", (old,)).fetchall()
     written = write_session(inspect(db), "opencode")
     assert written.session_id != old and written.answered == {call["callID"]: written.answered[call["callID"]]}
+    assert written.resume_command == f"opencode --session {written.session_id}"
     with sqlite3.connect(db) as c:
         assert c.execute("select id, message_id, data from part where session_id = ? order by id", (old,)).fetchall() == old_rows
     with pytest.raises(MultipleThreads) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from pathlib import Path
 
 import providerkit_nb as pk
@@ -148,7 +149,9 @@ def test_a_call_head_says_what_the_call_does_in_one_line() -> None:
     card = build_page(msgs).rows[1].before_html
     heads = re.findall(r'<div class="pk-callhead">(.*?)</div>', card)
     assert len(heads) == 4
-    assert "Start &lt;the&gt; server" in heads[0] and "<code class=\"pk-gist\">mix phx.server</code>" in heads[0]
+    # a command's head says its purpose; the command itself is the shell line right below it
+    assert "Start &lt;the&gt; server" in heads[0] and "mix phx.server" not in heads[0]
+    assert '<pre class="pk-code pk-cmd"><span class="pk-ps">$ </span>mix phx.server</pre>' in card
     assert "<code class=\"pk-gist\">xterm.js scroll</code>" in heads[1]
     assert "pk-gist" not in heads[2]
     assert "<code class=\"pk-gist\">mix.exs</code>" in heads[3]  # the pattern, not the folder
@@ -182,3 +185,39 @@ def test_tokens_say_how_much_of_the_input_the_prompt_cache_served(upstream_trans
     head = re.search(r'<div class="pk-head">(.*?)</div>', report.page().rows[1].before_html)
     assert head is not None
     assert "25,353 in (11,515 cache read, 13,835 cache write), 13 out" in head.group(1)
+
+
+def test_a_lost_call_is_marked_where_it_was_made_when_its_id_was_used_before():
+    # an agent that restarted numbers its calls from call_0 again: the first call_0 returned,
+    # the second did not; the finding and the red call belong to the second (message 4)
+    msgs = [
+        pk.UserMessage("go"),
+        pk.AssistantMessage("", tool_calls=[pk.ToolCall("call_0", "read_file", '{"path": "a"}')]),
+        pk.ToolMessage("call_0", "read_file", "A"),
+        pk.UserMessage("again"),
+        pk.AssistantMessage("", tool_calls=[pk.ToolCall("call_0", "write_file", '{"path": "b"}')]),
+    ]
+    page = build_page(msgs, pk.repair_history(msgs))
+    lost = [f for f in page.findings if f.kind == "lost_call"]
+    assert [(f.index, f.title) for f in lost] == [(4, "write_file (call_0) never returned")]
+    assert "lost_call" not in page.rows[1].kinds and "lost_call" in page.rows[4].kinds
+
+
+def test_a_broken_coding_agent_session_names_the_command_that_hands_it_back(tmp_path: Path) -> None:
+    from providerkit_nb.viewer import findings_html, page_of
+
+    src = FIXTURES / "coding_agents" / "claude_code" / "killed_mid_tool.jsonl"
+    session = next(json.loads(line)["sessionId"] for line in src.read_text().splitlines() if '"sessionId"' in line)
+    html = findings_html(page_of(pk.inspect(src)))
+    assert f"providerkit-nb repair {src} --to claude_code --thread {session}</code>" in html
+    # a path a shell would split, or that holds markup, is quoted for the shell and escaped
+    odd = tmp_path / "it's <b>here.jsonl"
+    odd.write_bytes(src.read_bytes())
+    html = findings_html(page_of(pk.inspect(odd)))
+    (code,) = re.findall(r'<code class="pk-handback"[^>]*>(.*?)</code>', html)
+    assert "<b>" not in code and "&lt;b&gt;" in code
+    assert unescape(code) == f"providerkit-nb repair '{tmp_path}/it'\"'\"'s <b>here.jsonl' --to claude_code --thread {session}"
+    # a canonical history is not an agent's session: nothing to hand back
+    canonical = tmp_path / "history.jsonl"
+    canonical.write_text("".join(json.dumps(m) + "\n" for m in _broken()))
+    assert "pk-handback" not in findings_html(page_of(pk.inspect(canonical)))

@@ -14,12 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store.conftest import require_pg  # the suite's one PostgreSQL gate (skip locally, fail in CI)
+
+from tests.store.conftest import (
+    require_pg,  # the suite's one PostgreSQL gate (skip locally, fail in CI)
+)
 
 from . import stub as stub_module
 from .stub import URL_ENV, StubProvider
 
-TESTS = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
+THREADS = 16  # per Dask worker: how many conversations one worker runs at once
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +31,11 @@ def stub() -> Iterator[StubProvider]:
     s = StubProvider()
     old = os.environ.get(URL_ENV)
     os.environ[URL_ENV] = s.url  # the step tool reports here, from any worker process
-    # Worker processes import the tool registry by name: give them this test tree's path.
+    # Worker processes import the tool registry by name (tests.conversation.many...): give them
+    # the repository's path.
     path = os.environ.get("PYTHONPATH", "")
-    if str(TESTS) not in path.split(os.pathsep):
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(TESTS), path) if p)
+    if str(REPO) not in path.split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), path) if p)
     yield s
     from providerkit_nb.conversation.many import close_opened
 
@@ -70,7 +75,7 @@ TOOLS_REF = f"{stub_module.__name__}:TOOLS"
 def dask_client(stub: StubProvider) -> Iterator[Any]:
     distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
     cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=16, processes=True, host="127.0.0.1",
+        n_workers=2, threads_per_worker=THREADS, processes=True, host="127.0.0.1",
         dashboard_address=None, silence_logs=50,
     )
     client = distributed.Client(cluster)

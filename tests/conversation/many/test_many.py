@@ -48,7 +48,12 @@ def test_resume_many_on_threads_then_again_changes_nothing(stub: StubProvider, t
     assert make.open_store().unfinished() == []
 
 
-def test_send_many_and_the_progress_bar(stub: StubProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_send_many_and_the_progress_bar(stub: StubProvider, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # outside a notebook: tqdm.auto picks its bar when first imported, by whether a kernel's shell
+    # module is loaded, and a test of the notebook layer may have loaded one in this process
+    for name in ("tqdm.auto", "tqdm.autonotebook", "ipykernel.zmqshell"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
     stub.reset(0.01, 1)
     make = ConversationMaker(store=str(tmp_path / "s.providerkit.sqlite"),
                                 registry=registry_config(stub.url, 2, None), model="stub/m")

@@ -8,8 +8,8 @@ same conversation. (c), FIFO across processes, is in ``test_pg_gate.py``.
 
 Checked against the stub's own counts: never more than N requests in flight; every conversation
 ends with exactly one final answer in the store; no (conversation, turn) called twice without a
-kill, and after a kill no more repeats than the N slots the dead worker could hold (its calls
-in flight, or just streamed and not yet saved); no tool ran twice.
+kill, and after a kill at most one repeated call per conversation the dead worker was running (in
+flight, or streamed and not yet saved); no tool ran twice.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from providerkit_nb.conversation import ConversationMaker
 from providerkit_nb.conversation.many import run_one
 from providerkit_nb.core.messages import AssistantMessage, UserMessage
 
-from .conftest import TOOLS_REF
+from .conftest import THREADS, TOOLS_REF
 from .stub import StubProvider, registry_config
 
 
@@ -127,9 +127,13 @@ def test_b_worker_sigkilled_mid_run(request: pytest.FixtureRequest, dask_client:
     assert list(run.frame["outcome"]) == ["answered"] * len(run.ids), run.frame[run.frame.outcome != "answered"]
     assert stub.max_in_flight <= size["limit"]  # orphans kept their slots for the quarantine
     # Repeats are the dead worker's calls whose answers it had not saved: those in flight at the
-    # provider, plus any that had just finished streaming. It held at most N slots, and a call
-    # ends and is saved within moments of its slot, so N bounds them.
-    assert repeats <= size["limit"]
+    # provider (at most N, its slots) and those that had streamed to the end but were not saved yet
+    # (the slot is free again then; on a loaded machine that window is not short). Each conversation
+    # the worker was running loses at most its one unsaved call, once: so every repeat is a
+    # different conversation, called twice, and there are no more than the worker's threads.
+    repeated = {key: n for key, n in stub.calls.items() if n > 1}
+    assert set(repeated.values()) <= {2}, repeated
+    assert len({cid for cid, _turn in repeated}) == len(repeated) == repeats <= THREADS, repeated
     assert all(n == 1 for n in stub.tool_runs.values()), "a tool ran twice"
     check_complete(pg_dsn, pg_schema, run.ids, size["turns"])
 

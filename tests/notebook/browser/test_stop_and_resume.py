@@ -16,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from conversation.chat_server import ChatServer, call_answer, text_answer
+from tests.conversation.chat_server import ChatServer, call_answer, text_answer
 
 from .test_jupyterlab import _RUN_CELL, OUTPUT, _open_notebook, lab  # noqa: F401 - the fixture
 

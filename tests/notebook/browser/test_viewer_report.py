@@ -13,6 +13,7 @@ the reason and fail under CI=true.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,7 @@ def test_codex_rollout(page: Any, upstream_transcripts_dir: Path, tmp_path: Path
     # every call id of the file is in a card, and search finds it
     text = src.read_text()
     assert "call-structured-001" in text  # the file's own id
-    assert _search(page, "call-structured-001").startswith("2 of")  # the call's card and its result's
+    assert " in 2 of " in _search(page, "call-structured-001")  # the call's card and its result's
     # what the rollout says about its session (the model of its turn context) heads the page
     records = [json.loads(x) for x in text.splitlines() if x.strip()]
     model = next(r["payload"]["model"] for r in records if r.get("type") == "turn_context")
@@ -135,7 +136,7 @@ def test_claude_code_session(page: Any, upstream_transcripts_dir: Path, tmp_path
         assert "lines" in page.inner_text("details.pk-fold summary >> nth=0")
     for lost in (f for f in report.page().findings if f.kind == "lost_call"):
         assert lost.call_id is not None
-        assert _search(page, lost.call_id.lower()).startswith("2 of")  # its card, the inserted result
+        assert " in 2 of " in _search(page, lost.call_id.lower())  # its card, the inserted result
         page.fill("#pk-q", "")
     if any(f.kind == "lost_call" for f in report.page().findings):
         anchor = _follow_first_lost(page)
@@ -225,7 +226,8 @@ def test_fifteen_thousand_messages(page: Any, tmp_path: Path) -> None:
     _shot(page, "viewer-long-lost-call.png")
     # search by call id: the call's card and the result repair inserts for it (one row each;
     # 15,000 stored messages and that one inserted row)
-    assert _search(page, lost_id) == "2 of 15,001 messages match"
+    found = _search(page, lost_id)
+    assert re.fullmatch(r"\d+ matches in 2 of 15,001 messages", found), found
     # a deep link opens at its message
     page.fill("#pk-q", "")
     page.goto(page.url.split("#")[0] + "#m-12000")
@@ -286,7 +288,7 @@ def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
     assert 'import \\"phoenix_html\\"' in src.read_text()  # the file's own text
     _open(page, pk.inspect(src), tmp_path / "cc.html")
     assert page.locator("mark.pk-mark").count() == 0
-    assert _search(page, "PHOENIX_html").startswith("2 of")  # the call's card and its result's row
+    assert " in 2 of " in _search(page, "PHOENIX_html")  # the call's card and its result's row
     marks = page.locator("mark.pk-mark")
     assert marks.count() >= 1
     assert marks.first.inner_text() == "phoenix_html"
@@ -295,6 +297,12 @@ def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
     page.fill("#pk-q", "")
     page.wait_for_function("() => !document.getElementById('pk-count').textContent.includes(' of ')")
     assert page.locator("mark.pk-mark").count() == 0
+    # /a regular expression/ finds and marks the same words; a broken one says so
+    assert " in 2 of " in _search(page, r"/phoenix_\w+/")
+    assert page.locator("mark.pk-mark").first.inner_text() == "phoenix_html"
+    page.fill("#pk-q", "/(/")
+    page.wait_for_function("() => document.getElementById('pk-count').textContent.startsWith('not a regular')")
+    assert page.inner_text("#pk-count") == "not a regular expression: /(/"
 
 
 @pytest.mark.upstream
@@ -304,7 +312,8 @@ def test_enter_steps_through_the_matching_messages(page: Any, upstream_transcrip
     src = upstream_transcripts_dir / "claude-code" / "tool_heavy.jsonl"
     assert src.read_text().count("xterm") > 3  # the file's own text
     _open(page, pk.inspect(src), tmp_path / "cc.html")
-    assert _search(page, "xterm").startswith("7 of")
+    found = re.fullmatch(r"([\d,]+) matches in 7 of [\d,]+ messages", _search(page, "xterm"))
+    assert found and int(found[1].replace(",", "")) >= 7, found  # every match counted, not only the messages
 
     def hit(marked: bool = True) -> int:
         page.wait_for_timeout(150)
@@ -326,3 +335,59 @@ def test_enter_steps_through_the_matching_messages(page: Any, upstream_transcrip
     page.press("#pk-q", "Shift+Enter")  # from the first, back round to the last
     assert hit(marked=False) > second
     assert "7 of 7" in page.inner_text("#pk-count")
+
+
+# --------------------------------------------------------------------------- Markdown prose
+
+MD_HOSTILE = [
+    "# Heading\n\n<script>window.__pwned=1</script>\n\n<img src=x onerror=\"window.__pwned=2\">",
+    "[click](javascript:window.__pwned=3) ![beacon](http://127.0.0.1:9/beacon.png) <http://127.0.0.1:9/auto>",
+    "<div onmouseover=\"window.__pwned=4\">\n\n*raw*\n\n</div>\n\n[ok](https://example.invalid/x)",
+    "```html\n<script>window.__pwned=5</script>\n```\n\n" + "> " * 200 + "deep",
+]
+
+
+def test_markdown_prose_runs_nothing_and_fetches_nothing(page: Any, tmp_path: Path) -> None:
+    """Hostile Markdown in every prose role: rendered (a heading, a link) yet no script runs, no
+    image is loaded, no request leaves the page (the fixture fails on any request but the file's)."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": MD_HOSTILE[0]}]
+    history += [{"role": "assistant", "content": t, "reasoning": t} for t in MD_HOSTILE[1:]]
+    src = tmp_path / "md.json"
+    src.write_text(json.dumps(history))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    facts = _open(page, pk.inspect(src), tmp_path / "md.html")
+    page.mouse.move(300, 300)
+    page.hover(".pk-md >> nth=2")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("img").count() == 0
+    assert page.locator("script").count() == 2  # the page's own data and renderer
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert page.locator(".pk-md h1").inner_text() == "Heading"
+    links = page.eval_on_selector_all(".pk-md a", "as => as.map(a => [a.href, a.rel, a.target])")
+    # the autolink and the https link, each in the thinking and the text; javascript: is no link
+    kept = ["noopener noreferrer nofollow", "_blank"]
+    assert links == [["http://127.0.0.1:9/auto", *kept]] * 2 + [["https://example.invalid/x", *kept]] * 2
+    shown = page.inner_text("#pk-rows")
+    assert "<script>window.__pwned=1</script>" in shown and "[image: beacon] http://127.0.0.1:9/beacon.png" in shown
+    assert "[click](javascript:window.__pwned=3)" in shown
+    assert facts["width"] <= WIDTH
+    # search reads the message's text; the match is marked inside the rendered heading
+    assert " in 1 of " in _search(page, "heading")
+    assert page.locator(".pk-md h1 mark.pk-mark").inner_text() == "Heading"
+    assert page.evaluate("window.__pwned === undefined")
+
+
+@pytest.mark.upstream
+def test_the_tool_errors_filter(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
+    """short.jsonl: two tool_result blocks with ``is_error: true``, both answering calls of one
+    assistant message: the filter keeps that message and the two results."""
+    src = upstream_transcripts_dir / "claude-code" / "short.jsonl"
+    assert src.read_text().count('"is_error":true') == 2  # the file's own
+    _open(page, pk.inspect(src), tmp_path / "short.html")
+    page.select_option("#pk-kind", "error_result")
+    page.wait_for_function("() => document.getElementById('pk-count').textContent.includes(' of ')")
+    assert page.inner_text("#pk-count") == "3 of 5 messages match"
+    assert page.locator("#pk-rows .pk-result.pk-bad .pk-badge.pk-bad", has_text="error").count() == 2
+    assert page.locator("#pk-rows .pk-head .pk-badge.pk-bad", has_text="error").count() == 2

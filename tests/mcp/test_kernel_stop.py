@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conversation.chat_server import ChatServer, call_answer, text_answer
-from notebook.test_kernel import Kernel
+
+from tests.conversation.chat_server import ChatServer, call_answer, text_answer
+from tests.notebook.test_kernel import Kernel
 
 from .conftest import DEMO, gone_within, wait_for
 

@@ -1,8 +1,5 @@
 """Real MCP servers for the tests: the SDK-built demo server (stdio child or streamable HTTP on
-127.0.0.1) and a hand-written broken one.
-
-This folder tests ``providerkit_nb/mcp/`` but is not named ``tests/mcp``: pytest puts ``tests/`` on
-``sys.path``, where a ``mcp`` package would shadow the MCP SDK."""
+127.0.0.1) and a hand-written broken one. (It imports as ``tests.mcp``: ``import mcp`` is the SDK.)"""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conversation.chat_server import ChatServer, _frame, call_answer, text_answer
 
 import providerkit_nb as pk
 from providerkit_nb.mcp import mcp_tools
+from tests.conversation.chat_server import ChatServer, _frame, call_answer, text_answer
 
 from .conftest import demo_command, gone_within, wait_for
 from .test_mcp_tools import MAY_HAVE_RUN, READ_ONLY

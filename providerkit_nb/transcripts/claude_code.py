@@ -103,6 +103,8 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
     for what, k in converted.skipped.items():
         t.skip(what, k)
     t.warnings += converted.warnings
+    for call_id in converted.meta.get("error_results", ()):
+        t.failed(call_id)
     t.details, t.markers, t.messages = converted.details, converted.markers, out
     return t
 

@@ -346,9 +346,10 @@ def edit_script(project: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def make_edits(bin_dir: Path, work: Path, *, timeout: float = 180.0) -> dict[str, Any]:
-    """Claude Code, run to its end, reading, editing and writing files and running a command."""
-    agent = Agent("claude_code", work / "claude_code_edits", allowed_tools="Read,Edit,Write,Bash")
+def run_edits(bin_dir: Path, root: Path, *, timeout: float = 180.0) -> Agent:
+    """Claude Code, run to its end in ``root``, reading, editing and writing files and running a
+    command as ``edit_script`` says; raises unless it made the four calls and the edit landed."""
+    agent = Agent("claude_code", root, allowed_tools="Read,Edit,Write,Bash")
     shutil.rmtree(agent.root, ignore_errors=True)
     agent.project.mkdir(parents=True)
     (agent.project / "app.py").write_text(APP_PY)
@@ -362,6 +363,12 @@ def make_edits(bin_dir: Path, work: Path, *, timeout: float = 180.0) -> dict[str
         raise RuntimeError(f"claude_code edits: exit {done.returncode}, calls {sent}: {done.stderr[-2000:]}")
     if (agent.project / "app.py").read_text() != APP_PY.replace(EDIT_OLD, EDIT_NEW):
         raise RuntimeError("claude_code edits: app.py was not edited as scripted")
+    return agent
+
+
+def make_edits(bin_dir: Path, work: Path) -> dict[str, Any]:
+    """``claude_code/edits.jsonl``: the session ``run_edits`` left, scrubbed."""
+    agent = run_edits(bin_dir, work / "claude_code_edits")
     files = agent.session_files()
     dest = OUT / "claude_code"
     dest.mkdir(parents=True, exist_ok=True)
@@ -370,7 +377,7 @@ def make_edits(bin_dir: Path, work: Path, *, timeout: float = 180.0) -> dict[str
         scrub(Path(tmp), work)
         shutil.copyfile(Path(tmp) / "edits.jsonl", dest / "edits.jsonl")
     return {"tool": "claude_code", "version": version("claude_code"), "edits": ["edits.jsonl"], "killed": [],
-            "after_own_resume": [], "calls": sent, "exit": done.returncode, "stdout": done.stdout.strip()}
+            "after_own_resume": []}
 
 
 def record_versions(results: list[dict[str, Any]]) -> None:

@@ -75,7 +75,7 @@ def test_user_text_and_thinking_are_markdown_the_system_prompt_and_tool_output_a
     assert "<p>Fix <strong>this</strong></p>" in page.rows[1].before_html
     call = page.rows[2].before_html
     assert '<div class="pk-text pk-thinking pk-md"><p>Try <code>ls</code> first</p>' in call
-    assert '<pre class="pk-code"># not a heading\n**stars**</pre>' in call  # the result, verbatim
+    assert '<pre class="pk-code pk-term"># not a heading\n**stars**</pre>' in call  # the result, verbatim (a shell's: a terminal block)
     assert "<h1>" not in call
 
 

@@ -3,6 +3,8 @@
 The calls are literals in the shapes the coding agents write (Claude Code, Codex, OpenCode, Gemini
 CLI, Cline; see ../shared/reference/transcript-formats.md), rendered through ``build_page`` as every
 view renders them. Expected HTML is pinned here as literals, never produced by the code under test.
+A session the Claude Code CLI itself wrote (``coding_agents/claude_code/edits.jsonl``) checks the
+same layouts on its real records, with the expectations read from that file.
 """
 
 from __future__ import annotations

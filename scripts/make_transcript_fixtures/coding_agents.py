@@ -1,6 +1,6 @@
 """Make broken coding-agent sessions with the real CLIs, offline, and what each one's own resume did.
 
-    python scripts/make_transcript_fixtures/coding_agents.py [claude_code codex opencode gemini_cli]
+    python scripts/make_transcript_fixtures/coding_agents.py [claude_code codex opencode gemini_cli edits]
 
 Each CLI (installed from the npm registry into ``.cache/agent-clis/``, see ``install()``) runs in
 a throwaway home against the scripted model of ``tests/transcripts/agent_servers.py`` on
@@ -9,6 +9,10 @@ whole process group gets SIGKILL while the command runs. The session it left is 
 ``tests/transcripts/fixtures/coding_agents/<tool>/killed...``; then the CLI's own resume runs
 once (the model now only answers in text) and the session after it is copied next to it, with
 the request body the resume sent (``...resume_request.json``). Versions go to VERSIONS.json.
+
+``edits`` makes ``claude_code/edits.jsonl`` instead: a whole session, run to its end, in which the
+scripted model reads a small ``app.py``, edits it, writes ``NOTES.md`` and runs ``cat NOTES.md``
+(``EDIT_SCRIPT``), so the viewer's per-tool layouts meet Claude Code's own records of those calls.
 
 The same functions (``Agent``, ``run_killed``, ``resume``) drive the real-CLI tests.
 """
@@ -21,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +71,7 @@ class Agent:
 
     tool: str
     root: Path
+    allowed_tools: str = "Bash"  # Claude Code's --allowedTools
 
     @property
     def home(self) -> Path:
@@ -125,7 +131,7 @@ class Agent:
     def command(self, bin_dir: Path, prompt: str, session: str | None = None) -> list[str]:
         b = str(bin_dir / BINARIES[self.tool])
         if self.tool == "claude_code":
-            return [b, "-p", *(["--resume", session] if session else []), prompt, "--allowedTools", "Bash"]
+            return [b, "-p", *(["--resume", session] if session else []), prompt, "--allowedTools", self.allowed_tools]
         if self.tool == "codex":
             if session:
                 return [b, "exec", "resume", "--skip-git-repo-check", session, prompt]
@@ -278,11 +284,117 @@ def make(tool: str, bin_dir: Path, work: Path) -> dict[str, Any]:
             "resume_exit": done.returncode, "resume_requests": len(sent)}
 
 
+APP_PY = """\"\"\"A tiny shop: prices, a cart and its total.\"\"\"
+
+from dataclasses import dataclass, field
+
+TAX_RATE = 0.2
+
+
+@dataclass
+class Item:
+    name: str
+    price: float
+    quantity: int = 1
+
+
+@dataclass
+class Cart:
+    items: list[Item] = field(default_factory=list)
+
+    def add(self, item: Item) -> None:
+        self.items.append(item)
+
+    def subtotal(self) -> float:
+        total = 0
+        for item in self.items:
+            total = total + item.price
+        return total
+
+    def total(self) -> float:
+        return self.subtotal() * (1 + TAX_RATE)
+
+
+if __name__ == "__main__":
+    cart = Cart()
+    cart.add(Item("tea", 3.5, 2))
+    print(f"total: {cart.total():.2f}")
+"""
+EDIT_OLD = """        total = 0
+        for item in self.items:
+            total = total + item.price
+        return total"""
+EDIT_NEW = """        # the quantity counts: two teas cost twice one
+        return sum(item.price * item.quantity for item in self.items)"""
+NOTES_MD = """# Notes
+
+- `Cart.subtotal` now multiplies each price by its quantity.
+- Tax stays at 20 %, applied once in `Cart.total`.
+- Next: a test for an empty cart.
+"""
+EDIT_PROMPT = "Fix the subtotal in app.py so quantities count, then note what changed in NOTES.md"
+
+
+def edit_script(project: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Read -> Edit -> Write -> Bash, with the absolute paths Claude Code's file tools take."""
+    app, notes = str(project / "app.py"), str(project / "NOTES.md")
+    return [
+        ("Read", {"file_path": app}),
+        ("Edit", {"file_path": app, "old_string": EDIT_OLD, "new_string": EDIT_NEW}),
+        ("Write", {"file_path": notes, "content": NOTES_MD}),
+        ("Bash", {"command": "cat NOTES.md", "description": "Show the notes"}),
+    ]
+
+
+def run_edits(bin_dir: Path, root: Path, *, timeout: float = 180.0) -> Agent:
+    """Claude Code, run to its end in ``root``, reading, editing and writing files and running a
+    command as ``edit_script`` says; raises unless it made the four calls and the edit landed."""
+    agent = Agent("claude_code", root, allowed_tools="Read,Edit,Write,Bash")
+    shutil.rmtree(agent.root, ignore_errors=True)
+    agent.project.mkdir(parents=True)
+    (agent.project / "app.py").write_text(APP_PY)
+    script = edit_script(agent.project)
+    with ScriptedServer(script=script) as server:
+        agent.prepare(server.url)
+        done = subprocess.run(agent.command(bin_dir, EDIT_PROMPT), cwd=agent.project, env=agent.env(server.url),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+        sent = [c["name"] for c in server.calls_sent]
+    if done.returncode != 0 or sent != [name for name, _ in script]:
+        raise RuntimeError(f"claude_code edits: exit {done.returncode}, calls {sent}: {done.stderr[-2000:]}")
+    if (agent.project / "app.py").read_text() != APP_PY.replace(EDIT_OLD, EDIT_NEW):
+        raise RuntimeError("claude_code edits: app.py was not edited as scripted")
+    return agent
+
+
+def make_edits(bin_dir: Path, work: Path) -> dict[str, Any]:
+    """``claude_code/edits.jsonl``: the session ``run_edits`` left, scrubbed."""
+    agent = run_edits(bin_dir, work / "claude_code_edits")
+    files = agent.session_files()
+    dest = OUT / "claude_code"
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:  # scrub works on a folder: only this file goes through it
+        shutil.copyfile(files[-1], Path(tmp) / "edits.jsonl")
+        scrub(Path(tmp), work)
+        shutil.copyfile(Path(tmp) / "edits.jsonl", dest / "edits.jsonl")
+    return {"tool": "claude_code", "version": version("claude_code"), "edits": ["edits.jsonl"], "killed": [],
+            "after_own_resume": []}
+
+
 def record_versions(results: list[dict[str, Any]]) -> None:
     path = ROOT / "tests" / "transcripts" / "fixtures" / "VERSIONS.json"
     versions = json.loads(path.read_text())
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
     for r in results:
+        for name in r.get("edits", []):
+            versions[f"coding_agents/{r['tool']}/{name}"] = {
+                "script": "scripts/make_transcript_fixtures/coding_agents.py edits",
+                "written_by": f"npm {PACKAGES[r['tool']]} {r['version']} (node {node}) against the scripted "
+                              "local model; a whole session run to its end: Read app.py, Edit it, Write NOTES.md, "
+                              "Bash cat NOTES.md, then the model's Done.",
+                "made": time.strftime("%Y-%m-%d", time.gmtime()),
+            }
+        if r.get("edits"):
+            continue
         for name in r["killed"] + r["after_own_resume"] + ["resume_request.json"]:
             what = "killed with SIGKILL mid-tool" if name in r["killed"] else "after the CLI's own resume"
             if name == "resume_request.json":
@@ -296,15 +408,13 @@ def record_versions(results: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    import tempfile
-
     tools = argv or list(PACKAGES)
-    bin_dir = install(tools)
+    bin_dir = install(sorted({"claude_code" if t == "edits" else t for t in tools}))
     results = []
     keep = os.environ.get("AGENT_FIXTURES_WORK")  # keep the homes to look at, else a temporary folder
     with tempfile.TemporaryDirectory(prefix="agent-fixtures-") as work:
         for tool in tools:
-            r = make(tool, bin_dir, Path(keep or work))
+            r = make_edits(bin_dir, Path(keep or work)) if tool == "edits" else make(tool, bin_dir, Path(keep or work))
             print(json.dumps(r))
             results.append(r)
     record_versions(results)

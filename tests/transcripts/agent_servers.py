@@ -7,6 +7,9 @@ script is the same on each: when the request offers a shell tool and its last tu
 user's, ask for ``COMMAND``; when the last turn answers a call, say "Done."; anything else (a
 title, a summary) gets a short text. Every request body is kept (``server.requests``) so a test
 can check what the CLI sent. Used by the fixture maker and by the real-CLI tests.
+
+On the Anthropic wire a ``script`` of ``(tool name, input)`` calls replaces the shell command: the
+request that has answered k calls gets call k (while the request offers that tool), then "Done.".
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ _SHELL_TOOLS = ("Bash", "bash", "run_shell_command", "shell_command", "exec_comm
 class ScriptedServer:
     """``with ScriptedServer() as s: ... s.url ... s.requests``."""
 
-    def __init__(self, command: str = COMMAND, *, tools: bool = True, id_prefix: str | None = None) -> None:
+    def __init__(self, command: str = COMMAND, *, tools: bool = True, id_prefix: str | None = None,
+                 script: list[tuple[str, dict[str, Any]]] | None = None) -> None:
         import os
 
         self.command = command
+        self.script = script  # Anthropic only: one call per turn, in order, then "Done."
         self.tools = tools  # False: only text replies (a resume that should not run anything)
         self.id_prefix = id_prefix or os.urandom(3).hex()  # call ids unique across servers
         self.requests: list[dict[str, Any]] = []  # {"path", "body"}
@@ -142,7 +147,17 @@ class ScriptedServer:
         answered = isinstance(content, list) and any(
             isinstance(b, dict) and b.get("type") == "tool_result" for b in content
         )
-        tool = self._decide(offered, answered)
+        args: dict[str, Any] = {"command": self.command, "description": "Wait, then write the marker file"}
+        if self.script is None:
+            tool = self._decide(offered, answered)
+        else:  # the step is how many calls this conversation has answered so far
+            step = sum(
+                1 for m in msgs if isinstance(m, dict) and isinstance(m.get("content"), list)
+                for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
+            )
+            tool = None
+            if self.tools and step < len(self.script) and self.script[step][0] in offered:
+                tool, args = self.script[step]
         n = self._next_id()
         mid = f"msg_{self.id_prefix}{n:04d}"
         model = body.get("model") or "claude-scripted"
@@ -150,7 +165,6 @@ class ScriptedServer:
         if tool:
             cid = f"toolu_{self.id_prefix}{n:04d}"
             block: dict[str, Any] = {"type": "tool_use", "id": cid, "name": tool, "input": {}}
-            args = {"command": self.command, "description": "Wait, then write the marker file"}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
             stop = "tool_use"
             self.calls_sent.append({"wire": "anthropic", "id": cid, "name": tool})

@@ -113,6 +113,30 @@ def test_claude_code_repaired_session_resumes_with_our_text(tmp_path: Path) -> N
     assert nxt["role"] == "user" and nxt["content"][: len(answers)] == answers  # results lead the turn
 
 
+def test_claude_code_runs_a_scripted_read_edit_write_bash_session_to_its_end(tmp_path: Path) -> None:
+    """The way ``claude_code/edits.jsonl`` is made, run again: the CLI makes the four calls the
+    scripted model asks for, one per turn, records each with its result, and the viewer lays the
+    Edit out as a diff."""
+    import html
+
+    import providerkit_nb as pk
+
+    agent = MAKER.run_edits(_bin_dir("claude_code"), tmp_path / "edits")
+    files = agent.session_files()
+    assert len(files) == 1, files
+    lines = [json.loads(x) for x in files[0].read_text().splitlines() if x.strip()]
+    uses = [b for o in lines if o.get("type") == "assistant" for b in o["message"]["content"] if b.get("type") == "tool_use"]
+    assert [u["name"] for u in uses] == ["Read", "Edit", "Write", "Bash"]
+    answered = {b["tool_use_id"]: o.get("toolUseResult") for o in lines
+                if o.get("type") == "user" and isinstance(o["message"]["content"], list)
+                for b in o["message"]["content"] if b.get("type") == "tool_result"}
+    assert set(answered) == {u["id"] for u in uses}
+    assert (agent.project / "NOTES.md").read_text() == uses[2]["input"]["content"]  # really written
+    cards = "".join(r.before_html for r in pk.inspect(files[0]).page().rows)
+    for x in uses[1]["input"]["new_string"].splitlines():
+        assert f"<ins>+{html.escape(x)}</ins>" in cards
+
+
 def test_codex_repaired_rollout_resumes_with_our_text(tmp_path: Path) -> None:
     agent, path, call_id = _killed("codex", tmp_path)
     items = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]

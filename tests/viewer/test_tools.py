@@ -3,13 +3,14 @@
 The calls are literals in the shapes the coding agents write (Claude Code, Codex, OpenCode, Gemini
 CLI, Cline; see ../shared/reference/transcript-formats.md), rendered through ``build_page`` as every
 view renders them. Expected HTML is pinned here as literals, never produced by the code under test.
+A session the Claude Code CLI itself wrote (``coding_agents/claude_code/edits.jsonl``) checks the
+same layouts on its real records, with the expectations read from that file.
 """
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -339,47 +340,88 @@ def test_a_result_repair_added_keeps_the_generic_block() -> None:
 # --------------------------------------------------------------------------- real sessions
 
 
-def _edits(folder: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """The Edit calls of the Claude Code sessions in the folder, read from the files themselves."""
-    out = []
-    for src in sorted(folder.glob("*.jsonl")):
-        for line in src.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            content = (rec.get("message") or {}).get("content") if isinstance(rec, dict) else None
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Edit":
-                    out.append((src, block))
-    return out
+EDITS = Path(__file__).resolve().parents[1] / "transcripts" / "fixtures" / "coding_agents" / "claude_code" / "edits.jsonl"
 
 
-@pytest.mark.upstream
-def test_a_real_claude_code_session_shows_its_edit_as_a_diff(upstream_transcripts_dir: Path) -> None:
-    found = _edits(upstream_transcripts_dir / "claude-code")
-    if not found:
-        reason = ("no Claude Code session with an Edit call in the upstream transcripts: add one "
-                  "(a real capture, e.g. another marot/spotter fixture) to ../shared/transcripts/upstream/claude-code")
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    checked = 0
-    for src in dict.fromkeys(s for s, _ in found):
-        report = pk.inspect(src)
-        kept = {c.id for m in report.messages for c in getattr(m, "tool_calls", None) or []}
-        page = report.page()
-        for block in [b for s, b in found if s == src and b["id"] in kept]:  # a rewound branch is not shown
-            old, new = block["input"]["old_string"].splitlines(), block["input"]["new_string"].splitlines()
-            gone = [x for x in old if x not in new]
-            came = [x for x in new if x not in old]
-            card = next(r.before_html for r in page.rows if f'<span class="pk-id">{block["id"]}</span>' in r.before_html)
-            for x in gone[:5]:
-                assert f'<del>-{html.escape(x)}</del>' in card
-            for x in came[:5]:
-                assert f'<ins>+{html.escape(x)}</ins>' in card
-            checked += 1
-    assert checked
+def _calls_and_results(src: Path) -> tuple[list[dict[str, Any]], dict[str, tuple[str, Any]]]:
+    """The tool_use blocks of a Claude Code session in order, and per call id the result text and
+    the ``toolUseResult`` the CLI recorded next to it, read from the file itself."""
+    calls: list[dict[str, Any]] = []
+    results: dict[str, tuple[str, Any]] = {}
+    for line in src.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        content = (rec.get("message") or {}).get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use":
+                calls.append(block)
+            elif block.get("type") == "tool_result":
+                results[block["tool_use_id"]] = (block["content"], rec.get("toolUseResult"))
+    return calls, results
+
+
+def test_a_real_claude_code_session_shows_its_read_edit_write_and_bash() -> None:
+    """``edits.jsonl`` was written by the Claude Code CLI itself (see VERSIONS.json), run to its end
+    against the scripted local model: Read, Edit, Write, Bash. Every expectation is read from it."""
+    calls, results = _calls_and_results(EDITS)
+    by_name = {c["name"]: c for c in calls}
+    assert [c["name"] for c in calls] == ["Read", "Edit", "Write", "Bash"]
+    page = pk.inspect(EDITS).page()
+
+    def card(call: dict[str, Any]) -> str:
+        mark = f'call <code>{call["name"]}</code> <span class="pk-id">{call["id"]}</span>'
+        found = [r.before_html for r in page.rows if mark in r.before_html]
+        assert len(found) == 1, call["name"]
+        return found[0]
+
+    # Edit: each removed line as a deletion, each added one as an insertion, the counts in the head
+    edit = by_name["Edit"]
+    old, new = edit["input"]["old_string"].splitlines(), edit["input"]["new_string"].splitlines()
+    gone, came = [x for x in old if x not in new], [x for x in new if x not in old]
+    assert gone and came
+    html_edit = card(edit)
+    for x in gone:
+        assert f"<del>-{html.escape(x)}</del>" in html_edit
+    for x in came:
+        assert f"<ins>+{html.escape(x)}</ins>" in html_edit
+    assert (f'<span class="pk-plus">+{len(came)}</span> <span class="pk-minus">\u2212{len(gone)}</span>'
+            in html_edit)
+    assert f'<code class="pk-gist pk-path">{html.escape(edit["input"]["file_path"])}</code>' in html_edit
+    text, recorded = results[edit["id"]]
+    assert (recorded["oldString"], recorded["newString"]) == (edit["input"]["old_string"], edit["input"]["new_string"])
+    assert f'<pre class="pk-code">{html.escape(text)}</pre>' in html_edit  # the CLI's own result
+
+    # Write: the content numbered, its line count in the head
+    write = by_name["Write"]
+    lines = write["input"]["content"].splitlines()
+    html_write = card(write)
+    assert f'<span class="pk-plus">{len(lines)} line(s)</span>' in html_write
+    assert ('<ol class="pk-code pk-num" start="1">' + "".join(f"<li>{html.escape(x)}</li>" for x in lines)
+            + "</ol>") in html_write
+    text, recorded = results[write["id"]]
+    assert recorded["type"] == "create" and recorded["content"] == write["input"]["content"]
+    assert f'<pre class="pk-code">{html.escape(text)}</pre>' in html_write
+
+    # Read: the numbers of the result Claude Code wrote (this version writes "N<tab>", older ones
+    # "N\u2192") become the gutter, each line's text in order
+    read = by_name["Read"]
+    text, recorded = results[read["id"]]
+    rows = [re.match(r" *(\d+)(?:\t|\u2192)(.*)\Z", x) for x in text.split("\n")]
+    numbered = [(int(m.group(1)), m.group(2)) for m in rows if m]
+    assert len(numbered) == recorded["file"]["numLines"] > 20
+    assert numbered[0][0] == recorded["file"]["startLine"]
+    html_read = card(read)
+    assert (f'<ol class="pk-code pk-num" start="{numbered[0][0]}">'
+            + "".join(f"<li>{html.escape(x)}</li>" for _, x in numbered) + "</ol>") in html_read
+    assert f'lines {numbered[0][0]}\u2013{numbered[-1][0]}' in html_read
+    assert "\t" not in html_read.split("arguments as written")[-1]  # no raw numbers left in the result
+
+    # Bash: the command as a shell line, the output the CLI recorded as a terminal block
+    bash = by_name["Bash"]
+    text, recorded = results[bash["id"]]
+    html_bash = card(bash)
+    assert f'<span class="pk-ps">$ </span>{html.escape(bash["input"]["command"])}</pre>' in html_bash
+    assert recorded["stdout"] == text and not recorded["stderr"]
+    assert f'<pre class="pk-code pk-term">{html.escape(recorded["stdout"])}</pre>' in html_bash
 
 
 @pytest.mark.upstream

@@ -20,7 +20,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
-from ..core.json_input import JsonInputError
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -49,7 +48,7 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..transport.classify import stream_error
-from ..transport.sse import SSEEvent, loads_data
+from ..transport.sse import NOT_JSON, SSEEvent
 from .base import (
     EFFORTS,
     CallOptions,
@@ -500,23 +499,15 @@ class AnthropicProvider(WireProvider):
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
         # Hot path: text deltas are read here; every other event goes to the reader's method
         # for its type (the same reader reads a whole non-streamed message).
-        loads = loads_data
         st = _Reader(self)
         handlers = st.handlers
         text = TextDelta
         for ev in events:
             if ev.event == "ping" and ev.data in _PINGS:
                 continue  # a keep-alive: nothing in it to read, no need to parse it
-            fast = ev.fast  # orjson, when the reader found it safe for this read
-            try:
-                d = fast(ev.data) if fast is not None else loads(ev.data)
-            except ValueError:
-                try:
-                    d = loads(ev.data)  # what orjson refuses, the standard library decides
-                except ValueError as exc:
-                    if isinstance(exc, JsonInputError) and exc.too_deep:
-                        raise  # JSON, but nested beyond reading: a malformed response, not a keep-alive
-                    continue  # not JSON: a keep-alive
+            d = ev.decode()
+            if d is NOT_JSON:
+                continue  # a keep-alive
             kind = d.get("type") if type(d) is dict else None
             if kind == "content_block_delta":
                 delta = d.get("delta")

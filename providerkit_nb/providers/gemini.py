@@ -66,7 +66,7 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..transport.classify import stream_error
-from ..transport.sse import SSEEvent, loads_data
+from ..transport.sse import NOT_JSON, SSEEvent
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
 from .guard import FrameError, cut_short  # FrameError: a required part of a body, when missing
 
@@ -632,25 +632,15 @@ class GeminiProvider(WireProvider):
         # so only the latest is kept and stated once, before the end (or before an error, so a
         # partial turn still shows what was billed).
         st = _State(self)
-        loads = loads_data  # for what the reader did not trust orjson with
         text = TextDelta
         try:
             for ev in events:
                 data = ev.data
                 if not data or data[0] not in "{[":
                     continue  # keep-alive or other noise: not JSON
-                fast = ev.fast  # orjson, when the reader found it safe for this read
-                try:
-                    obj = fast(data) if fast is not None else loads(data)
-                except ValueError:
-                    obj = _MISSING
-                if obj is _MISSING:
-                    try:
-                        obj = loads(data)  # what orjson refuses, the standard library decides
-                    except ValueError as exc:
-                        if isinstance(exc, JsonInputError) and exc.too_deep:
-                            raise  # JSON, but nested beyond reading: a malformed response
-                        continue
+                obj = ev.decode()
+                if obj is NOT_JSON:
+                    continue
                 if type(obj) is dict:
                     um = obj.get("usageMetadata")
                     if um is not None:
@@ -692,7 +682,6 @@ class GeminiProvider(WireProvider):
         yield from st.end()
 
 
-_MISSING: Any = object()  # orjson refused the text (the standard library decides)
 _EMPTY: dict[str, Any] = {}
 
 

@@ -31,7 +31,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
-from ..core.json_input import JsonInputError
 from ..core.messages import (
     AssistantMessage,
     FilePart,
@@ -62,7 +61,7 @@ from ..core.turn import (
     collect_turn,
 )
 from ..transport.classify import stream_error
-from ..transport.sse import SSEEvent, loads_data
+from ..transport.sse import NOT_JSON, SSEEvent
 from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
 from .guard import FrameError, cut_short, need  # FrameError, need: a required part, named
 from .openai_models import effort_from_level, openai_effort_level
@@ -511,25 +510,15 @@ class ResponsesProvider(WireProvider):
         # Hot path: text deltas are read here; every other event goes to the reader's method
         # for its type (the same reader reads a whole non-streamed body).
         st = _Reader(self)
-        loads = loads_data
         handlers = st.handlers
         text = TextDelta
         for ev in events:
             data = ev.data
             if data == "[DONE]":
                 continue
-            fast = ev.fast  # orjson, when the reader found it safe for this read
-            try:
-                obj = fast(data) if fast is not None else loads(data)
-            except ValueError:
-                obj = _MISSING
-            if obj is _MISSING:
-                try:
-                    obj = loads(data)  # what orjson refuses, the standard library decides
-                except ValueError as exc:
-                    if isinstance(exc, JsonInputError) and exc.too_deep:
-                        raise  # JSON, but nested beyond reading: a malformed response
-                    continue  # keep-alive or junk: not an event
+            obj = ev.decode()
+            if obj is NOT_JSON:
+                continue  # keep-alive or junk: not an event
             if type(obj) is not dict:
                 continue
             t = obj.get("type") or ev.event
@@ -570,7 +559,6 @@ class ResponsesProvider(WireProvider):
         yield from st.close(data, data.get("status") == "incomplete")
 
 
-_MISSING: Any = object()  # orjson refused the text (the standard library decides)
 _EMPTY: dict[str, Any] = {}
 
 

@@ -62,6 +62,21 @@ class SSEEvent:
                 pass  # what orjson refuses, the standard library decides
         return loads_data(self.data)
 
+    def decode(self) -> Any:
+        """The event's JSON as the wires' parsers read it: ``NOT_JSON`` for a keep-alive or other
+        text that is not JSON; JSON nested beyond reading raises (a malformed response)."""
+        try:
+            return self.json()
+        except JsonInputError as exc:
+            if exc.too_deep:
+                raise
+            return NOT_JSON
+        except ValueError:
+            return NOT_JSON
+
+
+NOT_JSON: Any = object()  # SSEEvent.decode: the data was not JSON
+
 
 def _too_big(provider: str) -> ProviderError:
     return ProviderError(

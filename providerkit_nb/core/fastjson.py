@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["loads"]
+__all__ = ["loads", "loads_utf8"]
 
 _orjson_loads: Callable[[bytes], Any] | None
 try:
@@ -40,3 +40,14 @@ def loads(text: str, slow: Callable[[str], Any] = json.loads) -> Any:
         except ValueError:  # orjson's JSONDecodeError, or a lone surrogate that cannot encode
             pass
     return slow(text)
+
+
+def loads_utf8(raw: bytes) -> Any:
+    """The value of one JSON text given as UTF-8 bytes, read by orjson when installed, without
+    the digit scan: integers beyond 64 bits may come back as floats. For callers that know
+    where numbers can be (a canonical message holds them only inside its reasoning payloads;
+    see the store's load) and read those texts with ``loads``. Raises ValueError for bytes
+    that are not UTF-8 JSON; orjson refuses a few texts ``json.loads`` accepts (see above)."""
+    if _orjson_loads is not None:
+        return _orjson_loads(raw)
+    return json.loads(raw.decode())

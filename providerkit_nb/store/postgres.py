@@ -388,14 +388,14 @@ class PostgresStore(BaseStore):
 
         with self._cursor("list unfinished conversations") as cur:
             cur.execute(
-                "SELECT DISTINCT ON (conversation_id) conversation_id, seq, hash, created_at, body "
+                "SELECT DISTINCT ON (conversation_id) conversation_id, seq, hash, body "
                 "FROM providerkit_messages ORDER BY conversation_id, seq DESC"
             )
             rows = cur.fetchall()
         out = []
-        for cid, seq, digest, at, body in rows:
+        for cid, seq, digest, body in rows:
             try:
-                last = self._decode(cid, StoredMessage(seq, digest, at, body))
+                last = self._decode(cid, seq, digest, body)
             except StoreCorruptError:
                 out.append(cid)  # as BaseStore.unfinished: a damaged row needs a person
                 continue

@@ -42,12 +42,14 @@ def loads(text: str, slow: Callable[[str], Any] = json.loads) -> Any:
     return slow(text)
 
 
-def loads_utf8(raw: bytes) -> Any:
-    """The value of one JSON text given as UTF-8 bytes, read by orjson when installed, without
-    the digit scan: integers beyond 64 bits may come back as floats. For callers that know
-    where numbers can be (a canonical message holds them only inside its reasoning payloads;
-    see the store's load) and read those texts with ``loads``. Raises ValueError for bytes
-    that are not UTF-8 JSON; orjson refuses a few texts ``json.loads`` accepts (see above)."""
-    if _orjson_loads is not None:
-        return _orjson_loads(raw)
+def _utf8_standard(raw: bytes) -> Any:
     return json.loads(raw.decode())
+
+
+# The value of one JSON text given as UTF-8 bytes: orjson itself when installed (no wrapper: a
+# store's load calls it once a row), without the digit scan, so an integer beyond 64 bits may
+# come back as a float. For callers that know where numbers can be (a canonical message holds
+# them only inside its reasoning payloads; see the store's load) and read those texts with
+# ``loads``. Raises ValueError for bytes that are not UTF-8 JSON; orjson refuses a few texts
+# ``json.loads`` accepts (see above).
+loads_utf8: Callable[[bytes], Any] = _orjson_loads if _orjson_loads is not None else _utf8_standard

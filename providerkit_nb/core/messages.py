@@ -373,13 +373,12 @@ def _common(d: dict[str, Any]) -> Message | None:
     or refuses. Accepts only what ``from_dict`` accepts and builds the same object (a store's
     load spends most of its time here; tests/core/test_messages_fast.py holds the two together)."""
     role = d.get("role")
-    n = len(d)
+    content = d.get("content")
     if role == "assistant":
-        content = d.get("content", "")
         reasoning = d.get("reasoning")
         calls = d.get("tool_calls")
         if (
-            n != 1 + ("content" in d) + ("reasoning" in d) + ("tool_calls" in d)
+            not d.keys() <= _ASSISTANT_COMMON
             or (type(content) is not str and content is not None)
             or (reasoning is not None and type(reasoning) is not str)
         ):
@@ -390,33 +389,34 @@ def _common(d: dict[str, Any]) -> Message | None:
             return None
         built: list[ToolCall] = []
         for c in calls:
-            if type(c) is not dict:
+            if type(c) is not dict or not c.keys() <= _CALL_KEYS:
                 return None
-            cid, name, args = c.get("id"), c.get("name"), c.get("arguments")
-            sig = c.get("thought_signature")
+            cid, name, args, sig = c.get("id"), c.get("name"), c.get("arguments"), c.get("thought_signature")
             if (
-                len(c) != 3 + ("thought_signature" in c)
-                or type(cid) is not str or not cid
+                type(cid) is not str or not cid
                 or type(name) is not str or not name
                 or type(args) is not str
                 or (sig is not None and type(sig) is not str)
             ):
                 return None
             built.append(ToolCall(cid, name, args, sig))
-        return AssistantMessage(content or "", reasoning, tool_calls=built)
-    content = d.get("content")
+        return AssistantMessage(content or "", reasoning, None, None, built)
     if type(content) is not str:
         return None
     if role == "user":
-        return UserMessage(content) if n == 2 else None
+        return UserMessage(content) if len(d) == 2 else None
     if role == "tool":
         cid, name = d.get("tool_call_id"), d.get("name")
-        if n == 4 and type(cid) is str and cid and type(name) is str:
+        if len(d) == 4 and type(cid) is str and cid and type(name) is str:
             return ToolMessage(cid, name, content)
         return None
-    if role == "system" and n == 2:
+    if role == "system" and len(d) == 2:
         return SystemMessage(content)
     return None
+
+
+_ASSISTANT_COMMON = frozenset({"role", "content", "reasoning", "tool_calls"})
+_CALL_KEYS = frozenset({"id", "name", "arguments", "thought_signature"})
 
 
 def message_from_dict(d: Any, index: int | None = None) -> Message:

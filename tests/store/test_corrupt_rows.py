@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import sqlite3
 import warnings
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.core import fastjson
 from providerkit_nb.core.messages import message_from_dict
 from providerkit_nb.messages import ReasoningItems
+from providerkit_nb.store import base
 from providerkit_nb.store.base import StoreCorruptError
 from providerkit_nb.store.corrupt import StoreCorruptWarning
 
@@ -37,6 +40,20 @@ DAMAGE = [
     ("an unknown field", '{"content":"","role":"assistant","tools":[]}'),
     ("not an object", '["content","role"]'),
 ]
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """load reads rows with orjson when the ``fast-json`` extra is installed, with ``json``
+    when not: both must give the same messages and the same errors."""
+    if request.param == "orjson":
+        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
+        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
+        monkeypatch.setattr(base, "loads_utf8", orjson.loads)
+    else:
+        monkeypatch.setattr(fastjson, "_orjson_loads", None)
+        monkeypatch.setattr(base, "loads_utf8", lambda raw: json.loads(raw.decode()))
+    return str(request.param)
 
 
 def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str, rehash: bool = False) -> None:
@@ -72,7 +89,7 @@ def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str, rehash:
 @pytest.mark.parametrize("rehash", [False, True], ids=["hash kept", "hash rewritten"])
 @pytest.mark.parametrize(("what", "body"), DAMAGE, ids=[d[0] for d in DAMAGE])
 def test_a_damaged_row_is_named_or_skipped_and_other_conversations_load(
-    backing: Backing, what: str, body: str, rehash: bool
+    backing: Backing, what: str, body: str, rehash: bool, parser: str
 ) -> None:
     store = backing.new()
     for m in HISTORY:
@@ -160,7 +177,7 @@ def test_unfinished_lists_a_damaged_conversation_and_still_reads_the_others(back
     assert fresh.unfinished() == ["damaged", "open"]
 
 
-def test_numbers_in_reasoning_payloads_load_exactly(backing: Backing) -> None:
+def test_numbers_in_reasoning_payloads_load_exactly(backing: Backing, parser: str) -> None:
     """The only place a message holds numbers; a faster JSON parser may read an integer beyond
     64 bits as a float, and load must give back what was saved."""
     saved = pk.AssistantMessage(
@@ -180,7 +197,7 @@ def test_numbers_in_reasoning_payloads_load_exactly(backing: Backing) -> None:
     assert got == saved
 
 
-def test_what_only_the_standard_json_reader_accepts_still_loads(backing: Backing) -> None:
+def test_what_only_the_standard_json_reader_accepts_still_loads(backing: Backing, parser: str) -> None:
     """NaN is JSON to Python's reader (and so to load before it had a faster path), not to
     orjson: a row holding one (a hand edit, hash rewritten) loads as it did."""
     store = backing.new()

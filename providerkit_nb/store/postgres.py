@@ -238,6 +238,15 @@ class PostgresStore(BaseStore):
         raise StoreLockedError(f"{self.where}: conversation {conversation_id!r} is being written "
                                "too fast by other clients to append; try again")
 
+    def _bodies(self, conversation_id: str) -> list[tuple[int, str, str]]:
+        # only what a message is made of: no timestamps to read for load
+        with self._cursor("load a conversation") as cur:
+            cur.execute(
+                "SELECT seq, hash, body FROM providerkit_messages WHERE conversation_id = %s ORDER BY seq",
+                (conversation_id,),
+            )
+            return cur.fetchall()
+
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._cursor("load a conversation") as cur:
             cur.execute(

@@ -163,7 +163,8 @@ class BaseStore:
 
     Subclasses implement the primitives ``_append``, ``records``, ``conversations``,
     ``_delete``, ``_read_meta``, ``_write_meta``, ``_ensure_session_id``, ``_add_lost_turn``,
-    ``_lost_turns`` and ``close``.
+    ``_lost_turns`` and ``close``; ``_bodies`` (what ``load`` reads) comes from ``records``
+    unless a store can hand over less.
     """
 
     closed: bool = False

@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["loads", "trusted_loads"]
+__all__ = ["loads", "loads_utf8", "trusted_loads"]
 
 _orjson_loads: Callable[[bytes | str], Any] | None
 try:
@@ -59,3 +59,16 @@ def trusted_loads(text: str) -> Callable[[str], Any] | None:
     except UnicodeEncodeError:  # a lone surrogate: orjson would refuse every text with it
         return None
     return fast  # orjson reads str as well as bytes
+
+
+def _utf8_standard(raw: bytes) -> Any:
+    return json.loads(raw.decode())
+
+
+# The value of one JSON text given as UTF-8 bytes: orjson itself when installed (no wrapper: a
+# store's load calls it once a row), without the digit scan, so an integer beyond 64 bits may
+# come back as a float. For callers that know where numbers can be (a canonical message holds
+# them only inside its reasoning payloads; see the store's load) and read those texts with
+# ``loads``. Raises ValueError for bytes that are not UTF-8 JSON; orjson refuses a few texts
+# ``json.loads`` accepts (see above).
+loads_utf8: Callable[[bytes], Any] = _orjson_loads if _orjson_loads is not None else _utf8_standard

@@ -367,8 +367,64 @@ _BY_ROLE: dict[str, Any] = {
 }
 
 
+def _common(d: dict[str, Any]) -> Message | None:
+    """The shapes most messages have (text content, plain tool calls), built directly once each
+    field has its type; None for anything else, which the validating ``from_dict`` then builds
+    or refuses. Accepts only what ``from_dict`` accepts and builds the same object (a store's
+    load spends most of its time here; tests/core/test_messages_fast.py holds the two together)."""
+    role = d.get("role")
+    content = d.get("content")
+    if role == "assistant":
+        reasoning = d.get("reasoning")
+        calls = d.get("tool_calls")
+        if (
+            not d.keys() <= _ASSISTANT_COMMON
+            or (type(content) is not str and content is not None)
+            or (reasoning is not None and type(reasoning) is not str)
+        ):
+            return None
+        if calls is None:
+            return AssistantMessage(content or "", reasoning)
+        if type(calls) is not list or not calls:
+            return None
+        built: list[ToolCall] = []
+        for c in calls:
+            if type(c) is not dict or not c.keys() <= _CALL_KEYS:
+                return None
+            cid, name, args, sig = c.get("id"), c.get("name"), c.get("arguments"), c.get("thought_signature")
+            if (
+                type(cid) is not str or not cid
+                or type(name) is not str or not name
+                or type(args) is not str
+                or (sig is not None and type(sig) is not str)
+            ):
+                return None
+            built.append(ToolCall(cid, name, args, sig))
+        return AssistantMessage(content or "", reasoning, None, None, built)
+    if type(content) is not str:
+        return None
+    if role == "user":
+        return UserMessage(content) if len(d) == 2 else None
+    if role == "tool":
+        cid, name = d.get("tool_call_id"), d.get("name")
+        if len(d) == 4 and type(cid) is str and cid and type(name) is str:
+            return ToolMessage(cid, name, content)
+        return None
+    if role == "system" and len(d) == 2:
+        return SystemMessage(content)
+    return None
+
+
+_ASSISTANT_COMMON = frozenset({"role", "content", "reasoning", "tool_calls"})
+_CALL_KEYS = frozenset({"id", "name", "arguments", "thought_signature"})
+
+
 def message_from_dict(d: Any, index: int | None = None) -> Message:
     """Build the right message class from its canonical dict (``index`` names it in errors)."""
+    if type(d) is dict:
+        common = _common(d)
+        if common is not None:
+            return common
     if not isinstance(d, dict):
         raise _bad(index, "", f"must be a JSON object, got {_got(d)}")
     role = d.get("role")

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
 from ..core.errors import Error
+from ..core.fastjson import loads as fast_loads
+from ..core.fastjson import loads_utf8
 from ..core.json_input import read_json
 from ..core.messages import Message, message_from_dict
 from ..core.turn import Turn
@@ -161,7 +163,8 @@ class BaseStore:
 
     Subclasses implement the primitives ``_append``, ``records``, ``conversations``,
     ``_delete``, ``_read_meta``, ``_write_meta``, ``_ensure_session_id``, ``_add_lost_turn``,
-    ``_lost_turns`` and ``close``.
+    ``_lost_turns`` and ``close``; ``_bodies`` (what ``load`` reads) comes from ``records``
+    unless a store can hand over less.
     """
 
     closed: bool = False
@@ -183,28 +186,40 @@ class BaseStore:
         """
         skip = check_on_corrupt(on_corrupt) == "skip"
         out = LoadedMessages()
-        for r in self.records(conversation_id):
-            try:
-                out.append(self._decode(conversation_id, r))
-            except StoreCorruptError as exc:
-                if not skip:
-                    raise
-                out.skipped.append(SkippedRow(repr(self), conversation_id, r.seq, str(exc.__cause__)))
+        append = out.append
+        for seq, digest, body in self._bodies(conversation_id):
+            message = _sound(body, digest, seq - 1)
+            if message is None:  # not the common case: the exact reading, and its error
+                try:
+                    message = self._decode(conversation_id, seq, digest, body)
+                except StoreCorruptError as exc:
+                    if not skip:
+                        raise
+                    out.skipped.append(SkippedRow(repr(self), conversation_id, seq, str(exc.__cause__)))
+                    continue
+            append(message)
         if out.skipped:
             warnings.warn(skipped_note(out.skipped), StoreCorruptWarning, stacklevel=2)
         return out
 
-    def _decode(self, conversation_id: str, r: StoredMessage) -> Message:
+    def _bodies(self, conversation_id: str) -> Sequence[tuple[int, str, str | bytes]]:
+        """(seq, hash, body) of each row in save order, for ``load``: the body as saved, as
+        text or as its UTF-8 bytes (a store that can hand over the bytes spares a copy)."""
+        return [(r.seq, r.hash, r.json) for r in self.records(conversation_id)]
+
+    def _decode(self, conversation_id: str, seq: int, digest: str, body: object) -> Message:
+        """One row, read exactly and validated field by field: the message, or StoreCorruptError
+        naming the row and why (``__cause__``)."""
         try:
-            text = r.json
+            text = body.decode() if isinstance(body, bytes) else body
             if not isinstance(text, str):
                 raise ValueError(f"its body is {type(text).__name__}, not text")
-            if hashlib.sha256(text.encode()).hexdigest() != r.hash:
+            if hashlib.sha256(text.encode()).hexdigest() != digest:
                 raise ValueError("its content no longer matches its hash")
-            return message_from_dict(read_json(text), r.seq - 1)
+            return message_from_dict(read_json(text), seq - 1)
         except ValueError as exc:  # JsonInputError, MessageFormatError and UnicodeError too
             raise StoreCorruptError(
-                f"{self!r}: conversation {conversation_id!r} row seq={r.seq} does not decode as a "
+                f"{self!r}: conversation {conversation_id!r} row seq={seq} does not decode as a "
                 f"canonical message ({exc}); load(..., on_corrupt='skip') loads the rest, and "
                 "records() shows the row to fix by hand"
             ) from exc
@@ -483,6 +498,30 @@ class BaseStore:
 
     def close(self) -> None:
         self.closed = True
+
+
+_sha256 = hashlib.sha256
+
+
+def _sound(body: object, digest: str, index: int) -> Message | None:
+    """The message of a row whose bytes still hash to its stored hash, read by the fast JSON
+    parser (``fast-json``) and built by ``message_from_dict``; None for anything else, which
+    ``_decode`` then reads exactly and refuses or accepts (so what ``load`` returns or raises
+    does not depend on this path). orjson differs from ``json`` only on integers beyond 64 bits,
+    and a valid message holds numbers only inside its reasoning payloads: a row with one of
+    those is parsed again by ``fastjson.loads``, which is exact."""
+    try:
+        raw = body if type(body) is bytes else body.encode()  # type: ignore[attr-defined]
+        if _sha256(raw).hexdigest() != digest:
+            return None
+        d = loads_utf8(raw)
+        if type(d) is not dict:
+            return None
+        if "reasoning_details" in d or "reasoning_items" in d:
+            d = fast_loads(raw.decode())
+        return message_from_dict(d, index)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return None
 
 
 _HELD_LOCK = threading.Lock()

@@ -238,6 +238,15 @@ class PostgresStore(BaseStore):
         raise StoreLockedError(f"{self.where}: conversation {conversation_id!r} is being written "
                                "too fast by other clients to append; try again")
 
+    def _bodies(self, conversation_id: str) -> list[tuple[int, str, str]]:
+        # only what a message is made of: no timestamps to read for load
+        with self._cursor("load a conversation") as cur:
+            cur.execute(
+                "SELECT seq, hash, body FROM providerkit_messages WHERE conversation_id = %s ORDER BY seq",
+                (conversation_id,),
+            )
+            return cur.fetchall()
+
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._cursor("load a conversation") as cur:
             cur.execute(
@@ -388,14 +397,14 @@ class PostgresStore(BaseStore):
 
         with self._cursor("list unfinished conversations") as cur:
             cur.execute(
-                "SELECT DISTINCT ON (conversation_id) conversation_id, seq, hash, created_at, body "
+                "SELECT DISTINCT ON (conversation_id) conversation_id, seq, hash, body "
                 "FROM providerkit_messages ORDER BY conversation_id, seq DESC"
             )
             rows = cur.fetchall()
         out = []
-        for cid, seq, digest, at, body in rows:
+        for cid, seq, digest, body in rows:
             try:
-                last = self._decode(cid, StoredMessage(seq, digest, at, body))
+                last = self._decode(cid, seq, digest, body)
             except StoreCorruptError:
                 out.append(cid)  # as BaseStore.unfinished: a damaged row needs a person
                 continue

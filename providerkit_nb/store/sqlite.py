@@ -479,6 +479,17 @@ class NotebookStore(BaseStore):
         last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, before)).fetchone()
         return last or 0, dup
 
+    def _bodies(self, conversation_id: str) -> list[tuple[int, str, bytes]]:
+        # the bodies as their bytes: SQLite hands them over without making text of them, and
+        # the hash and the JSON parser read bytes
+        with self._read("load a conversation") as c:
+            rows: list[tuple[int, str, bytes]] = c.execute(
+                "SELECT seq, hash, CAST(body AS BLOB) FROM messages WHERE conversation_id = ? ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _ in rows}, True)
+        return rows
+
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._read("load a conversation") as c:
             rows = c.execute(

@@ -6,6 +6,9 @@ with the database's own client, outside the store."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import math
 import sqlite3
 import warnings
 from typing import Any
@@ -13,7 +16,10 @@ from typing import Any
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.core import fastjson
 from providerkit_nb.core.messages import message_from_dict
+from providerkit_nb.messages import ReasoningItems
+from providerkit_nb.store import base
 from providerkit_nb.store.base import StoreCorruptError
 from providerkit_nb.store.corrupt import StoreCorruptWarning
 
@@ -30,14 +36,39 @@ DAMAGE = [
     ("cut short on disk", '{"content":"","role":"assistant","tool_calls":[{"argum'),
     ("edited by hand, still JSON", '{"content":"","role":"assistant","tool_calls":[{"id":"c1"}]}'),
     ("not even text", "\x00\x00\x00\x00"),
+    ("a field of the wrong type", '{"content":5,"role":"assistant"}'),
+    ("an unknown field", '{"content":"","role":"assistant","tools":[]}'),
+    ("not an object", '["content","role"]'),
 ]
 
 
-def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str) -> None:
+@pytest.fixture(params=["orjson", "stdlib"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """load reads rows with orjson when the ``fast-json`` extra is installed, with ``json``
+    when not: both must give the same messages and the same errors."""
+    if request.param == "orjson":
+        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
+        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
+        monkeypatch.setattr(base, "loads_utf8", orjson.loads)
+    else:
+        monkeypatch.setattr(fastjson, "_orjson_loads", None)
+        monkeypatch.setattr(base, "loads_utf8", lambda raw: json.loads(raw.decode()))
+    return str(request.param)
+
+
+def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str, rehash: bool = False) -> None:
+    """Write ``body`` over the row; with ``rehash`` its hash too (the sha256 of the new body, as
+    a careful hand edit or a bug that writes a consistent wrong row would), so the damage is
+    not caught by the hash and must be caught by reading the body."""
+    if backing.kind == "postgres":
+        body = body.replace("\x00", "\ufffd")  # PostgreSQL text refuses NUL
+    old = store.records(cid)[seq - 1].hash
+    digest = hashlib.sha256(body.encode()).hexdigest() if rehash else old
     if backing.kind == "sqlite":
         with sqlite3.connect(backing.target) as db:
             n = db.execute(
-                "UPDATE messages SET body = ? WHERE conversation_id = ? AND seq = ?", (body, cid, seq)
+                "UPDATE messages SET body = ?, hash = ? WHERE conversation_id = ? AND seq = ?",
+                (body, digest, cid, seq),
             ).rowcount
         assert n == 1
     elif backing.kind == "postgres":
@@ -46,31 +77,34 @@ def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str) -> None
         with psycopg.connect(backing.target, autocommit=True) as db:
             db.execute(f'SET search_path TO "{backing.schema}"')
             cur = db.execute(
-                "UPDATE providerkit_messages SET body = %s WHERE conversation_id = %s AND seq = %s",
-                (body.replace("\x00", "\ufffd"), cid, seq),  # PostgreSQL text refuses NUL
+                "UPDATE providerkit_messages SET body = %s, hash = %s WHERE conversation_id = %s AND seq = %s",
+                (body, digest, cid, seq),
             )
             assert cur.rowcount == 1
     else:  # memory: there is no disk; the row object itself is replaced
         rows = store._rows[cid]
-        rows[seq - 1] = dataclasses.replace(rows[seq - 1], json=body)
+        rows[seq - 1] = dataclasses.replace(rows[seq - 1], json=body, hash=digest)
 
 
+@pytest.mark.parametrize("rehash", [False, True], ids=["hash kept", "hash rewritten"])
 @pytest.mark.parametrize(("what", "body"), DAMAGE, ids=[d[0] for d in DAMAGE])
 def test_a_damaged_row_is_named_or_skipped_and_other_conversations_load(
-    backing: Backing, what: str, body: str
+    backing: Backing, what: str, body: str, rehash: bool, parser: str
 ) -> None:
     store = backing.new()
     for m in HISTORY:
         store.save("broken", m)
         store.save("healthy", m)
-    _damage(backing, store, "broken", 2, body)
+    _damage(backing, store, "broken", 2, body, rehash)
     fresh = backing.new() if backing.durable else store
     want = [message_from_dict(m) for m in HISTORY]
 
     with pytest.raises(StoreCorruptError) as ei:
         fresh.load("broken")
     text = str(ei.value)
-    assert "'broken'" in text and "seq=2" in text
+    assert "'broken'" in text and "seq=2" in text and "on_corrupt='skip'" in text
+    # the hash is checked first; past it, the body itself is what is wrong
+    assert ("no longer matches its hash" in text) is not rehash
     if backing.kind == "sqlite":
         assert backing.target in text  # the file, so a person can find it
     assert fresh.load("healthy") == want
@@ -122,8 +156,11 @@ def test_a_damaged_timestamp_names_the_row(tmp_path: Any) -> None:
             s.save("c", m)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE messages SET created_at = 'last tuesday' WHERE seq = 3")
-    with pk.NotebookStore(path) as s, pytest.raises(StoreCorruptError) as ei:
-        s.load("c")
+    with pk.NotebookStore(path) as s:
+        # the messages carry no timestamp: load reads only what they are made of ...
+        assert s.load("c") == [message_from_dict(m) for m in HISTORY]
+        with pytest.raises(StoreCorruptError) as ei:  # ... records(), which has the times, names the row
+            s.records("c")
     text = str(ei.value)
     assert str(path) in text and "'c'" in text and "seq=3" in text and "created_at" in text
 
@@ -138,3 +175,58 @@ def test_unfinished_lists_a_damaged_conversation_and_still_reads_the_others(back
     _damage(backing, store, "damaged", 4, "garbage")  # its last row
     fresh = backing.new() if backing.durable else store
     assert fresh.unfinished() == ["damaged", "open"]
+
+
+def test_numbers_in_reasoning_payloads_load_exactly(backing: Backing, parser: str) -> None:
+    """The only place a message holds numbers; a faster JSON parser may read an integer beyond
+    64 bits as a float, and load must give back what was saved."""
+    saved = pk.AssistantMessage(
+        "the id 1234567890123456789012 is text",
+        reasoning_details=[{"n": 18446744073709551616, "m": -9223372036854775809, "f": 0.1, "i": 7}],
+        reasoning_items=ReasoningItems("openai", [{"seed": 100000000000000000000000000001}]),
+    )
+    store = backing.new()
+    store.save("c", pk.UserMessage("hi"))
+    store.save("c", saved)
+    fresh = backing.new() if backing.durable else store
+    got = fresh.load("c")[1]
+    assert isinstance(got, pk.AssistantMessage) and got.reasoning_details and got.reasoning_items
+    assert got.reasoning_details[0]["n"] == 18446744073709551616
+    assert type(got.reasoning_details[0]["n"]) is int and type(got.reasoning_details[0]["m"]) is int
+    assert got.reasoning_items.items == [{"seed": 100000000000000000000000000001}]
+    assert got == saved
+
+
+def test_what_only_the_standard_json_reader_accepts_still_loads(backing: Backing, parser: str) -> None:
+    """NaN is JSON to Python's reader (and so to load before it had a faster path), not to
+    orjson: a row holding one (a hand edit, hash rewritten) loads as it did."""
+    store = backing.new()
+    for m in HISTORY:
+        store.save("c", m)
+    _damage(backing, store, "c", 2, '{"content":"","reasoning_details":[NaN],"role":"assistant"}', rehash=True)
+    fresh = backing.new() if backing.durable else store
+    got = fresh.load("c")[1]
+    assert isinstance(got, pk.AssistantMessage) and got.reasoning_details is not None
+    assert math.isnan(got.reasoning_details[0])
+
+
+@pytest.mark.parametrize(
+    ("what", "value"),
+    [("an integer", "12"), ("a blob that is not UTF-8", "X'FFFE7B7D'"), ("text that is not UTF-8", "CAST(X'7BFF7D' AS TEXT)")],
+)
+def test_a_sqlite_body_that_is_not_utf8_text_is_named_or_skipped(tmp_path: Any, what: str, value: str) -> None:
+    """SQLite keeps whatever a hand edit puts in a column; the row is named (and can be
+    skipped), never a raw error or a whole conversation that cannot load."""
+    path = tmp_path / "b.providerkit.sqlite"
+    with pk.NotebookStore(path) as s:
+        for m in HISTORY:
+            s.save("c", m)
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE messages SET body = {value} WHERE seq = 3")
+    with pk.NotebookStore(path) as s:
+        with pytest.raises(StoreCorruptError) as ei:
+            s.load("c")
+        assert str(path) in str(ei.value) and "'c' row seq=3" in str(ei.value)
+        with pytest.warns(StoreCorruptWarning, match=r"seq 3"):
+            got = s.load("c", on_corrupt="skip")
+    assert got == [message_from_dict(m) for i, m in enumerate(HISTORY) if i != 2]

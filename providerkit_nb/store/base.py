@@ -188,7 +188,7 @@ class BaseStore:
         out = LoadedMessages()
         append = out.append
         for seq, digest, body in self._bodies(conversation_id):
-            message = _sound(body, digest, seq - 1)
+            message = _sound(body, digest, seq - 1) if type(seq) is int else None
             if message is None:  # not the common case: the exact reading, and its error
                 try:
                     message = self._decode(conversation_id, seq, digest, body)
@@ -211,6 +211,8 @@ class BaseStore:
         """One row, read exactly and validated field by field: the message, or StoreCorruptError
         naming the row and why (``__cause__``)."""
         try:
+            if type(seq) is not int:  # a row edited by hand
+                raise ValueError(f"its seq is {seq!r}, not a whole number")
             text = body.decode() if isinstance(body, bytes) else body
             if not isinstance(text, str):
                 raise ValueError(f"its body is {type(text).__name__}, not text")

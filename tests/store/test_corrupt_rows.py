@@ -230,3 +230,20 @@ def test_a_sqlite_body_that_is_not_utf8_text_is_named_or_skipped(tmp_path: Any, 
         with pytest.warns(StoreCorruptWarning, match=r"seq 3"):
             got = s.load("c", on_corrupt="skip")
     assert got == [message_from_dict(m) for i, m in enumerate(HISTORY) if i != 2]
+
+
+def test_a_sqlite_seq_edited_to_text_is_named_or_skipped(tmp_path: Any) -> None:
+    """A hand edit can put text where the row number goes: that row is named, not a TypeError."""
+    path = tmp_path / "q.providerkit.sqlite"
+    with pk.NotebookStore(path) as s:
+        for m in HISTORY:
+            s.save("c", m)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE messages SET seq = 'three' WHERE seq = 3")
+    with pk.NotebookStore(path) as s:
+        with pytest.raises(StoreCorruptError) as ei:
+            s.load("c")
+        assert str(path) in str(ei.value) and "row seq=three " in str(ei.value) and "not a whole number" in str(ei.value)
+        with pytest.warns(StoreCorruptWarning):
+            got = s.load("c", on_corrupt="skip")
+    assert got == [message_from_dict(m) for i, m in enumerate(HISTORY) if i != 2]

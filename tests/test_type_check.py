@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # the runtime dependencies in pyproject.toml and what they import themselves
-RUNTIME = {"httpx", "httpcore", "requests", "urllib3", "tenacity", "msgpack", "markdown_it"}
+RUNTIME = {"httpx", "httpcore", "requests", "urllib3", "tenacity", "msgpack", "markdown_it", "pygments"}
 _MISSING = re.compile(r'error: (?:Cannot find implementation or library stub for module named|'
                       r'Library stubs not installed for) "([^"]+)"')
 

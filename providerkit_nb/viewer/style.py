@@ -78,6 +78,9 @@ CSS = """
 .pk-diff>*{display:block;min-height:1.35em;padding:0 4px;margin:0 -4px;font-style:normal;font-weight:normal;text-decoration:none}
 .pk-diff>ins{background:#dafbe1;color:#116329}.pk-diff>del{background:#ffebe9;color:#a40e26}
 .pk-diff>em{background:#ddf4ff;color:#0550ae}.pk-diff>strong{font-weight:600;color:#424a53}
+.pk-hl [class^=k],.pk-hl .ow{color:#cf222e}.pk-hl [class^=s]{color:#0a3069}.pk-hl [class^=m]{color:#0550ae}
+.pk-hl [class^=c]{color:#6e7781;font-style:italic}.pk-hl .nf,.pk-hl .fm{color:#8250df}.pk-hl .nc,.pk-hl .nn{color:#953800}
+.pk-hl .nb,.pk-hl .bp,.pk-hl .na{color:#0550ae}.pk-hl .nt{color:#116329}.pk-hl .nd{color:#8250df}
 .pk-num{padding-left:4.4em;list-style:decimal}.pk-num>li{min-height:1.35em;padding-left:.5em}
 .pk-num>li::marker{content:counter(list-item) "  ";color:#8c959f;font-size:11px}
 .pk-cmd{background:#24292f;color:#f6f8fa}.pk-ps{color:#8c959f;user-select:none;-webkit-user-select:none}

@@ -15,6 +15,8 @@ limit), so a layout folds as every card does and this module needs nothing from 
 from __future__ import annotations
 
 import difflib
+import functools
+import html
 import json
 import re
 from collections.abc import Callable
@@ -239,7 +241,7 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card
     rows = _split(content)
     n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
-    body = _numbered(rows, None, "content", fold)
+    body = _numbered(rows, None, "content", fold, path=path)
     return Layout(gist, body + _raw(fold))
 
 
@@ -328,13 +330,14 @@ def _read(args: dict[str, Any], arguments: str, result: str | None, fold: _Card,
     gist = f' <span class="pk-what">read</span>{_path(path)}{span}'
     res = None
     if result is not None:
-        res = _read_result(result, fold)
+        res = _read_result(result, fold, path)
         if res is None and plain and result.strip() and not result.startswith("Error"):
             start = (offset or 0) + 1  # Gemini CLI's offset counts from 0
             # Gemini CLI puts a note above a truncated file's text, ending in this line
             note, mark, body = result.partition(_TRUNCATED)
             head = fold((note + mark).strip("\n"), code=True, cls="pk-code") if mark else ""
-            res = head + _numbered(_split(body.lstrip("\n") if mark else result), None, "content", fold, start=start)
+            res = head + _numbered(_split(body.lstrip("\n") if mark else result), None, "content", fold, start=start,
+                                   path=path)
     return Layout(gist, _raw(fold), res)
 
 
@@ -345,7 +348,7 @@ def _read_plain(args: dict[str, Any], arguments: str, result: str | None, fold: 
     return _read(args, arguments, result, fold, plain=True)
 
 
-def _read_result(text: str, fold: _Card) -> str | None:
+def _read_result(text: str, fold: _Card, path: str | None = None) -> str | None:
     """The read lines with their numbers in a gutter; what comes before and after them (a note
     the agent wrapped around them, a reminder it appended) as text. None when no line is numbered."""
     run = _RUN.search(text)
@@ -357,7 +360,7 @@ def _read_result(text: str, fold: _Card) -> str | None:
     out = []
     if head.strip():
         out.append(fold(head, code=True, cls="pk-code"))
-    out.append(_numbered([x for _, x in rows], numbers, f"lines {numbers[0]}\u2013{numbers[-1]}", fold))
+    out.append(_numbered([x for _, x in rows], numbers, f"lines {numbers[0]}\u2013{numbers[-1]}", fold, path=path))
     if rest.strip():
         out.append(fold(rest, code=True, cls="pk-code"))
     return "".join(out)
@@ -369,22 +372,65 @@ def _split(text: str) -> list[str]:
     return rows[:-1] if len(rows) > 1 and rows[-1] == "" else rows
 
 
-def _numbered(lines: list[str], numbers: list[int] | None, label: str, fold: _Card, *, start: int = 1) -> str:
+def _numbered(
+    lines: list[str], numbers: list[int] | None, label: str, fold: _Card, *, start: int = 1, path: str | None = None,
+) -> str:
     """Lines with their numbers (counted from ``start`` when not given), as an ordered list: the
     numbers are list markers (drawn by the browser, left out when the text is copied) and a
-    wrapped line keeps its one number."""
+    wrapped line keeps its one number. Code is highlighted for the language of ``path``."""
     first = numbers[0] if numbers else start
     counted = numbers is None or numbers == list(range(first, first + len(numbers)))
+    lexer = _lexer(path)
+    cls = "pk-code pk-num pk-hl" if lexer is not None else "pk-code pk-num"
 
     def block(shown: list[str]) -> str:
+        if lexer is not None:
+            shown = _highlighted(shown, lexer)
         if counted:
             items = "<li>" + "</li><li>".join(shown) + "</li>"
         else:
             assert numbers is not None
             items = "".join(f'<li value="{n}">{x}</li>' for n, x in zip(numbers, shown, strict=False))
-        return f'<ol class="pk-code pk-num" start="{first}">{items}</ol>'
+        return f'<ol class="{cls}" start="{first}">{items}</ol>'
 
     return _lines_block("\n".join(lines), block, label=label, fold=fold)
+
+
+HIGHLIGHT_CHARS = 200_000  # past this, a file's lines are shown plain (a lexer's time grows with them)
+
+
+@functools.lru_cache(maxsize=256)
+def _lexer_for(name: str) -> Any:
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    try:
+        lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=False)
+    except (ClassNotFound, ValueError):
+        return None
+    return None if lexer.name == "Text only" else lexer  # plain text: nothing to colour
+
+
+def _lexer(path: str | None) -> Any:
+    """The pygments lexer for a file's name (by its name only: the text is never guessed at), or None."""
+    name = (path or "").replace("\\", "/").rsplit("/", 1)[-1]
+    return _lexer_for(name) if "." in name else None
+
+
+def _highlighted(escaped: list[str], lexer: Any) -> list[str]:
+    """The same lines as spans of pygments' token classes (pygments escapes the text and closes
+    every span at the end of its line); the lines as they were when a lexer cannot read them."""
+    code = html.unescape("\n".join(escaped))
+    if len(code) > HIGHLIGHT_CHARS:
+        return escaped
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+
+    try:
+        out = highlight(code, lexer, HtmlFormatter(nowrap=True)).split("\n")
+    except Exception:  # a lexer's own failure: the text stays readable, uncoloured
+        return escaped
+    return out[: len(escaped)] if len(out) >= len(escaped) else escaped
 
 
 # --------------------------------------------------------------------------- commands

@@ -34,6 +34,18 @@ def _card(name: str, arguments: Any, result: str | None = "ok", *, max_chars: in
     return build_page(ensure_messages(msgs), max_chars=max_chars).rows[1].before_html
 
 
+def _plain(card: str) -> str:
+    """The card with code colouring taken out of its numbered lines (the lines' text as the
+    uncoloured layout writes it), for tests about numbering, not colour."""
+    def line(m: re.Match[str]) -> str:  # the text escaped as the uncoloured layout escapes it
+        return f"{m.group(1)}{html.escape(html.unescape(m.group(2)))}</li>"
+
+    def one(m: re.Match[str]) -> str:
+        body = re.sub(r'<span class="[a-z0-9]+">|</span>', "", m.group(2))
+        return m.group(1).replace(" pk-hl", "") + re.sub(r"(<li[^>]*>)(.*?)</li>", line, body) + "</ol>"
+    return re.sub(r'(<ol class="pk-code pk-num pk-hl"[^>]*>)(.*?)</ol>', one, card, flags=re.S)
+
+
 def _head(card: str) -> str:
     m = re.search(r'<div class="pk-callhead">(.*?)</div>', card)
     assert m is not None
@@ -119,7 +131,7 @@ def test_a_whole_file_written_shows_its_lines_numbered_and_its_count() -> None:
         ("write_file", {"file_path": "/p/new.md", "content": "# Title\n\nbody\n"}),  # Gemini CLI
         ("write_to_file", {"path": "/p/new.md", "content": "# Title\n\nbody\n"}),  # Cline
     ]:
-        card = _card(name, args)
+        card = _plain(_card(name, args))
         assert '<span class="pk-what">write whole file</span> <code class="pk-gist pk-path">/p/new.md</code>' in card, name
         assert '<span class="pk-plus">3 line(s)</span>' in card, name
         assert (
@@ -161,7 +173,7 @@ def test_codex_apply_patch_as_a_custom_tool_call_and_run_by_a_shell_call() -> No
 
 def test_a_claude_code_read_is_numbered_in_a_gutter_with_its_range() -> None:
     result = "   135\u2192defp a do\n   136\u2192  :ok\n   137\u2192end\n\n<system-reminder>\nMalware check.\n</system-reminder>\n"
-    card = _card("Read", {"file_path": "/p/lib/a.ex", "offset": 135, "limit": 3}, result)
+    card = _plain(_card("Read", {"file_path": "/p/lib/a.ex", "offset": 135, "limit": 3}, result))
     head = _head(card)
     assert '<span class="pk-what">read</span> <code class="pk-gist pk-path">/p/lib/a.ex</code>' in head
     assert '<span class="pk-lbl">offset 135, limit 3</span>' in head
@@ -180,17 +192,17 @@ def test_numbers_that_skip_keep_their_own_values() -> None:
 
 
 def test_the_reads_of_opencode_gemini_cli_and_cline() -> None:
-    opencode = _card("read", {"filePath": "/p/a.ts"}, "<file>\n00001| import x\n00002| x()\n\n(End of file - total 2 lines)\n</file>")
+    opencode = _plain(_card("read", {"filePath": "/p/a.ts"}, "<file>\n00001| import x\n00002| x()\n\n(End of file - total 2 lines)\n</file>"))
     assert '<ol class="pk-code pk-num" start="1"><li>import x</li><li>x()</li></ol>' in opencode
     assert "&lt;file&gt;" in opencode and "(End of file - total 2 lines)" in opencode
     # Gemini CLI returns the text as it is; its offset counts lines from 0
-    gemini = _card("read_file", {"absolute_path": "/p/b.py", "offset": 10, "limit": 2}, "a = 1\nb = 2")
+    gemini = _plain(_card("read_file", {"absolute_path": "/p/b.py", "offset": 10, "limit": 2}, "a = 1\nb = 2"))
     assert '<ol class="pk-code pk-num" start="11"><li>a = 1</li><li>b = 2</li></ol>' in gemini
-    cline = _card("read_file", {"path": "src/c.js"}, "const c = 3;")
+    cline = _plain(_card("read_file", {"path": "src/c.js"}, "const c = 3;"))
     assert '<ol class="pk-code pk-num" start="1"><li>const c = 3;</li></ol>' in cline
-    truncated = _card("read_file", {"absolute_path": "/p/big.py", "offset": 100, "limit": 2}, (
+    truncated = _plain(_card("read_file", {"absolute_path": "/p/big.py", "offset": 100, "limit": 2}, (
         "IMPORTANT: The file content has been truncated.\nStatus: Showing lines 101-102 of 900 total lines.\n"
-        "--- FILE CONTENT (truncated) ---\nx = 1\ny = 2"))
+        "--- FILE CONTENT (truncated) ---\nx = 1\ny = 2")))
     assert (
         '<pre class="pk-code">IMPORTANT: The file content has been truncated.\nStatus: Showing lines 101-102 of 900 '
         'total lines.\n--- FILE CONTENT (truncated) ---</pre><div class="pk-lbl">content</div>'
@@ -371,7 +383,7 @@ def test_a_real_claude_code_session_shows_its_read_edit_write_and_bash() -> None
         mark = f'call <code>{call["name"]}</code> <span class="pk-id">{call["id"]}</span>'
         found = [r.before_html for r in page.rows if mark in r.before_html]
         assert len(found) == 1, call["name"]
-        return found[0]
+        return _plain(found[0])
 
     # Edit: each removed line as a deletion, each added one as an insertion, the counts in the head
     edit = by_name["Edit"]
@@ -431,7 +443,7 @@ def test_a_real_claude_code_read_and_bash_and_a_real_codex_patch(upstream_transc
     assert '"content":"     1\u2192import \\"phoenix_html\\"' in raw  # the file's own numbered Read result
     assert '"command":"tail -5 /tmp/claude-1000/' in raw
     page = pk.inspect(src).page()
-    cards = "".join(r.before_html for r in page.rows)
+    cards = _plain("".join(r.before_html for r in page.rows))
     assert '<ol class="pk-code pk-num" start="1"><li>import &quot;phoenix_html&quot;</li>' in cards
     assert '<span class="pk-ps">$ </span>tail -5 /tmp/claude-1000/' in cards
     codex = sorted((upstream_transcripts_dir / "codex").glob("rollout-2026-*.jsonl"))[0]
@@ -439,3 +451,17 @@ def test_a_real_claude_code_read_and_bash_and_a_real_codex_patch(upstream_transc
     cards = "".join(r.before_html for r in pk.inspect(codex).page().rows)
     assert '<strong>*** Add File: gamma.txt</strong><ins>+synthetic</ins>' in cards
     assert '<span class="pk-ps">$ </span>find . -maxdepth 1 -type f</pre>' in cards
+
+
+def test_code_read_or_written_is_coloured_for_its_language_and_stays_escaped() -> None:
+    read = _card("Read", {"file_path": "/p/app.py"},
+                 "     1\u2192def f(x):\n     2\u2192    return '<script>alert(1)</script>'  # hi\n")
+    assert '<ol class="pk-code pk-num pk-hl" start="1">' in read
+    assert '<li><span class="k">def</span><span class="w"> </span><span class="nf">f</span>' in read
+    assert "<script>" not in read and "&lt;script&gt;alert(1)&lt;/script&gt;" in read
+    assert '<span class="c1"># hi</span></li>' in read
+    write = _card("Write", {"file_path": "NOTES.md", "content": "# Notes\n\nplain <b>text</b>\n"})
+    assert '<ol class="pk-code pk-num pk-hl" start="1">' in write and "<b>text" not in write
+    # a file name pygments does not know, or none: the lines as they are
+    plain = _card("Read", {"file_path": "/p/data.unknownext"}, "     1\u2192def f(x):\n")
+    assert '<ol class="pk-code pk-num" start="1"><li>def f(x):</li></ol>' in plain

@@ -240,9 +240,11 @@ class _Side:
         findings: Mapping[int, list[Finding]] | None = None,
         details: Mapping[int, Mapping[str, Any]] | None = None,
         limit: int | None = None,
+        colour: tools.Colour | None = None,
     ) -> None:
         self.messages = messages
         self.limit = limit
+        self.colour = colour if colour is not None else tools.Colour()  # shared by a page's sides
         self.prefix = prefix
         self.lost = lost or {}
         self.added = added or {}  # index -> kind of change on this side
@@ -348,7 +350,8 @@ class _Side:
         shown = _args(arguments)
         # a result repair wrote is its note, not the tool's output: it keeps the generic block
         res_text = text_of(self.messages[r]) if r is not None and r not in self.added else None
-        lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown)  # None: generic
+        lay = tools.layout(name, arguments, res_text, fold=partial(fold, limit=self.limit), shown=shown,
+                           colour=self.colour)  # None: generic
         out = [
             f'<div class="pk-call{" pk-lost" if lost is not None and r is None else ""}">'
             f'<div class="pk-callhead">call <code>{esc(name)}</code> <span class="pk-id">{esc(call_id)}</span>'
@@ -546,11 +549,14 @@ def build_page(
     for ch in repaired.changes:
         if ch.index_after is not None:
             after_marks.setdefault(ch.index_after, ch.kind)
-    stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details, limit=max_chars)
+    colour = tools.Colour()  # one budget for the page's code colouring
+    stored = _Side(messages, f"{anchor}m-", lost=lost, added=before_marks, findings=by_index, details=details,
+                   limit=max_chars, colour=colour)
     failed = sorted(i for i in stored.details if 0 <= i < len(messages) and stored.failed(i))
     # a failed result kept by repair is badged on the sent side too
     sent_failed = {a: {"error": True} for b, a in pairs if b in failed and a is not None}
-    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, details=sent_failed, limit=max_chars) if changed else None
+    sent = _Side(repaired.messages, f"{anchor}a-", added=after_marks, details=sent_failed, limit=max_chars,
+                 colour=colour) if changed else None
     errors = set(failed) | {stored.call_of[i] for i in failed if i in stored.call_of}  # the result and its call
     rows: list[Row] = []
     for b, a in pairs:

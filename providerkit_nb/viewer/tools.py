@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-__all__ = ["Layout", "layout", "Fold"]
+__all__ = ["Layout", "layout", "Fold", "Colour"]
 
 Fold = Callable[..., str]  # fold(text, *, cls=..., label=..., code=...) -> escaped HTML, as cards.fold
 
@@ -48,23 +48,58 @@ def esc(text: str) -> str:
     return escape(text, quote=True)
 
 
+PAGE_CODE_CHARS = 200_000  # characters of code a page colours (the rest plain)
+
+
+class Colour:
+    """How much code a page still colours. Lexing is the costly part of a card (about 2 ms for a
+    kilobyte of Python), so a page colours its first ``budget`` characters of code and shows the
+    rest plain: the report of a long session stays quick to build."""
+
+    def __init__(self, budget: int | None = None) -> None:
+        self.left = PAGE_CODE_CHARS if budget is None else budget
+
+    def lines(self, escaped: list[str], path: str | None) -> list[str] | None:
+        """The escaped lines as spans of pygments' token classes (pygments escapes the text and
+        closes every span at the end of its line); None when not coloured."""
+        lexer = _lexer(path)
+        if lexer is None:
+            return None
+        code = html.unescape("\n".join(escaped))
+        if len(code) > self.left:
+            return None
+        self.left -= len(code)
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+
+        try:
+            out = highlight(code, lexer, HtmlFormatter(nowrap=True)).split("\n")
+        except Exception:  # a lexer's own failure: the text stays readable, uncoloured
+            return None
+        return out[: len(escaped)] if len(out) >= len(escaped) else None
+
+
 @dataclass(slots=True, frozen=True)
 class _Card:
-    """What a layout takes from its card: the card's fold, and the arguments as the card lays them out."""
+    """What a layout takes from its card: the card's fold, the arguments as the card lays them
+    out, and the page's colouring budget."""
 
     fold: Fold
     shown: str
+    colour: Colour
 
     def __call__(self, text: str, **kw: Any) -> str:
         return self.fold(text, **kw)
 
 
-def layout(name: str, arguments: str, result: str | None, *, fold: Fold, shown: str) -> Layout | None:
+def layout(
+    name: str, arguments: str, result: str | None, *, fold: Fold, shown: str, colour: Colour | None = None,
+) -> Layout | None:
     """The layout of a call to ``name`` with these ``arguments`` (and the text of its result, if
     any), or None for the generic card. ``shown`` is the arguments as the generic card lays them
-    out (kept, folded, under the layout)."""
+    out (kept, folded, under the layout); ``colour`` the page's budget for colouring code."""
     try:
-        return _layout(name, arguments, result, _Card(fold, shown))
+        return _layout(name, arguments, result, _Card(fold, shown, colour if colour is not None else Colour()))
     except Exception:  # a layout is a nicety: odd arguments get the generic card, never an error
         return None
 
@@ -380,12 +415,11 @@ def _numbered(
     wrapped line keeps its one number. Code is highlighted for the language of ``path``."""
     first = numbers[0] if numbers else start
     counted = numbers is None or numbers == list(range(first, first + len(numbers)))
-    lexer = _lexer(path)
-    cls = "pk-code pk-num pk-hl" if lexer is not None else "pk-code pk-num"
 
     def block(shown: list[str]) -> str:
-        if lexer is not None:
-            shown = _highlighted(shown, lexer)
+        coloured = fold.colour.lines(shown, path)
+        cls = "pk-code pk-num" if coloured is None else "pk-code pk-num pk-hl"
+        shown = shown if coloured is None else coloured
         if counted:
             items = "<li>" + "</li><li>".join(shown) + "</li>"
         else:
@@ -394,9 +428,6 @@ def _numbered(
         return f'<ol class="{cls}" start="{first}">{items}</ol>'
 
     return _lines_block("\n".join(lines), block, label=label, fold=fold)
-
-
-HIGHLIGHT_CHARS = 200_000  # past this, a file's lines are shown plain (a lexer's time grows with them)
 
 
 @functools.lru_cache(maxsize=256)
@@ -415,22 +446,6 @@ def _lexer(path: str | None) -> Any:
     """The pygments lexer for a file's name (by its name only: the text is never guessed at), or None."""
     name = (path or "").replace("\\", "/").rsplit("/", 1)[-1]
     return _lexer_for(name) if "." in name else None
-
-
-def _highlighted(escaped: list[str], lexer: Any) -> list[str]:
-    """The same lines as spans of pygments' token classes (pygments escapes the text and closes
-    every span at the end of its line); the lines as they were when a lexer cannot read them."""
-    code = html.unescape("\n".join(escaped))
-    if len(code) > HIGHLIGHT_CHARS:
-        return escaped
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-
-    try:
-        out = highlight(code, lexer, HtmlFormatter(nowrap=True)).split("\n")
-    except Exception:  # a lexer's own failure: the text stays readable, uncoloured
-        return escaped
-    return out[: len(escaped)] if len(out) >= len(escaped) else escaped
 
 
 # --------------------------------------------------------------------------- commands

@@ -465,3 +465,21 @@ def test_code_read_or_written_is_coloured_for_its_language_and_stays_escaped() -
     # a file name pygments does not know, or none: the lines as they are
     plain = _card("Read", {"file_path": "/p/data.unknownext"}, "     1\u2192def f(x):\n")
     assert '<ol class="pk-code pk-num" start="1"><li>def f(x):</li></ol>' in plain
+
+
+def test_a_page_colours_code_up_to_its_budget_and_shows_the_rest_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    from providerkit_nb.viewer import tools
+
+    monkeypatch.setattr(tools, "PAGE_CODE_CHARS", 60)  # room for the first read (38 characters) only
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in (1, 2):
+        msgs += [
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"c{k}", "name": "Read", "arguments": json.dumps({"file_path": f"/p/m{k}.py"})}]},
+            {"role": "tool", "tool_call_id": f"c{k}", "name": "Read",
+             "content": "     1\u2192def f(x):\n     2\u2192    return x + 1\n"},
+        ]
+    page = build_page(ensure_messages(msgs))
+    first, second = page.rows[1].before_html, page.rows[3].before_html
+    assert '<ol class="pk-code pk-num pk-hl" start="1">' in first
+    assert '<ol class="pk-code pk-num" start="1"><li>def f(x):</li><li>    return x + 1</li></ol>' in second

@@ -48,7 +48,7 @@ def esc(text: str) -> str:
     return escape(text, quote=True)
 
 
-PAGE_CODE_CHARS = 200_000  # characters of code a page colours (the rest plain)
+PAGE_CODE_CHARS = 60_000  # characters of code a page colours (about 1,500 lines; the rest plain)
 
 
 class Colour:

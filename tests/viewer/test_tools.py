@@ -470,7 +470,7 @@ def test_code_read_or_written_is_coloured_for_its_language_and_stays_escaped() -
 def test_a_page_colours_code_up_to_its_budget_and_shows_the_rest_plain(monkeypatch: pytest.MonkeyPatch) -> None:
     from providerkit_nb.viewer import tools
 
-    monkeypatch.setattr(tools, "PAGE_CODE_CHARS", 60)  # room for the first read (38 characters) only
+    monkeypatch.setattr(tools, "PAGE_CODE_CHARS", 40)  # room for the first read (26 characters) only
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for k in (1, 2):
         msgs += [

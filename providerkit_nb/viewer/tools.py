@@ -48,7 +48,7 @@ def esc(text: str) -> str:
     return escape(text, quote=True)
 
 
-PAGE_CODE_CHARS = 60_000  # characters of code a page colours (about 1,500 lines; the rest plain)
+PAGE_CODE_CHARS = 20_000  # characters of code a page colours (about 500 lines; the rest plain)
 
 
 class Colour:
@@ -62,6 +62,8 @@ class Colour:
     def lines(self, escaped: list[str], path: str | None) -> list[str] | None:
         """The escaped lines as spans of pygments' token classes (pygments escapes the text and
         closes every span at the end of its line); None when not coloured."""
+        if self.left <= 0:
+            return None
         lexer = _lexer(path)
         if lexer is None:
             return None

@@ -168,6 +168,19 @@ def verdict(ok: bool | None) -> str:
     return "info" if ok is None else ("pass" if ok else "MISS")
 
 
+def cli(run: Callable[..., list[dict[str, Any]]], prog: str, argv: list[str] | None, **defaults: int) -> int:
+    """A benchmark module's own command line: one ``--name N`` per keyword of ``run``, the table,
+    and exit status 1 when a target was missed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog)
+    for name, value in defaults.items():
+        parser.add_argument(f"--{name}", type=int, default=value)
+    rows = run(**vars(parser.parse_args(argv)))
+    print_rows(rows)
+    return 0 if all(r["ok"] is not False for r in rows) else 1
+
+
 def print_rows(rows: list[dict[str, Any]]) -> None:
     """The table: what was measured, our figure, the floor or peer, the ratio, target, verdict."""
     w = max([len(r["name"]) for r in rows] + [9])

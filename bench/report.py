@@ -17,13 +17,12 @@ Run: ``python -m bench.report`` (``--rounds N``, ``--size N``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import time
 from typing import Any
 
-from bench.harness import print_rows, row
+from bench.harness import cli, row
 from providerkit_nb.core.messages import (
     AssistantMessage,
     Message,
@@ -79,13 +78,7 @@ def run(rounds: int = 3, size: int = 15_000) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.report")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--size", type=int, default=15_000)
-    args = parser.parse_args(argv)
-    rows = run(args.rounds, args.size)
-    print_rows(rows)
-    return 0 if all(r["ok"] is not False for r in rows) else 1
+    return cli(run, "python -m bench.report", argv, rounds=3, size=15_000)
 
 
 if __name__ == "__main__":

@@ -16,14 +16,13 @@ Run: ``python -m bench.tool_layouts`` (``--rounds N``, ``--size N``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import statistics
 import time
 from typing import Any
 
-from bench.harness import print_rows, row
+from bench.harness import cli, row
 
 LIMIT = 2.0
 
@@ -91,13 +90,7 @@ def run(rounds: int = 5, size: int = 15_000) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.tool_layouts")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--size", type=int, default=15_000)
-    args = parser.parse_args(argv)
-    rows = run(args.rounds, args.size)
-    print_rows(rows)
-    return 0 if all(r["ok"] is not False for r in rows) else 1
+    return cli(run, "python -m bench.tool_layouts", argv, rounds=5, size=15_000)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Run: ``python -m bench.views`` (``--rounds N``, ``--size N``).
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import time
@@ -23,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import providerkit_nb as pk
-from bench.harness import print_rows, row
+from bench.harness import cli, row
 from bench.repair import TOOLS, make_history
 
 MB = 1_000_000
@@ -82,13 +81,7 @@ def run(rounds: int = 5, size: int = 10_000) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.views")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--size", type=int, default=10_000)
-    args = parser.parse_args(argv)
-    rows = run(args.rounds, args.size)
-    print_rows(rows)
-    return 0 if all(r["ok"] is not False for r in rows) else 1
+    return cli(run, "python -m bench.views", argv, rounds=5, size=10_000)
 
 
 if __name__ == "__main__":

@@ -65,3 +65,17 @@ def upstream_transcripts_dir() -> Path:
     return require_dir(
         UPSTREAM_TRANSCRIPTS, "upstream transcripts", "PROVIDERKIT_UPSTREAM_TRANSCRIPTS"
     )
+
+
+@pytest.fixture(params=["orjson", "stdlib"])
+def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """JSON read with orjson (the ``fast-json`` extra) and without it: what is read, and every
+    error, must be the same either way."""
+    from providerkit_nb.core import fastjson
+
+    if request.param == "orjson":
+        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
+        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
+    else:
+        monkeypatch.setattr(fastjson, "_orjson_loads", None)
+    return str(request.param)

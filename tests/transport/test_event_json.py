@@ -11,19 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from providerkit_nb.core import fastjson
 from providerkit_nb.transport import sse
-
-
-@pytest.fixture(params=["orjson", "stdlib"])
-def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "orjson":
-        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
-        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
-    else:
-        monkeypatch.setattr(fastjson, "_orjson_loads", None)
-    return str(request.param)
-
 
 CASES = [
     ('{"a":1,"b":2,"a":3}', "{'a': 3, 'b': 2}"),

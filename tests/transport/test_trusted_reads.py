@@ -10,25 +10,13 @@ import math
 from typing import Any
 
 import httpx
-import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.core import fastjson
 from providerkit_nb.providers.anthropic import AnthropicProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.transport.sse import iter_sse
 
 BIG = 18446744073709551617  # 2**64 + 1: orjson alone reads 1.8446744073709552e19
-
-
-@pytest.fixture(params=["orjson", "stdlib"])
-def parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "orjson":
-        orjson = pytest.importorskip("orjson", reason="the fast-json extra is not installed")
-        monkeypatch.setattr(fastjson, "_orjson_loads", orjson.loads)
-    else:
-        monkeypatch.setattr(fastjson, "_orjson_loads", None)
-    return str(request.param)
 
 
 def _read(*chunks: bytes) -> list[Any]:

@@ -20,7 +20,9 @@ import importlib
 import json
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -56,15 +58,39 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 
 
 def run_one(name: str, quick: bool) -> list[dict[str, Any]]:
+    """One benchmark in this process (the child's side of ``run_isolated``)."""
     module, full, short = BENCHES[name]
     fn: Callable[..., list[dict[str, Any]]] = importlib.import_module(module).run
-    started = time.perf_counter()
     try:
-        rows = fn(**(short if quick else full))
+        return fn(**(short if quick else full))
     except Exception as exc:  # one broken benchmark must not hide the others
         traceback.print_exc()
-        rows = [row(f"{name}: failed ({type(exc).__name__}: {str(exc)[:120]})", None, None, target="runs")]
-        rows[0]["ok"] = False
+        return [_failed(name, f"{type(exc).__name__}: {str(exc)[:120]}")]
+
+
+def _failed(name: str, why: str) -> dict[str, Any]:
+    r = row(f"{name}: failed ({why})", None, None, target="runs")
+    r["ok"] = False
+    return r
+
+
+def run_isolated(name: str, quick: bool) -> list[dict[str, Any]]:
+    """One benchmark in a fresh interpreter, as pyperf runs its workers.
+
+    In one long process a benchmark inherits what the earlier ones left: a heap of hundreds of
+    MB after the 500 MB session, threads of the gate benchmarks, warm or cold caches. That
+    taxes the contender that allocates more and moved the LangGraph thread row from 0.75x to
+    3.56x between two runs; a child per benchmark gives each the same start.
+    """
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pk-bench-") as tmp:
+        out = Path(tmp) / "rows.json"
+        cmd = [sys.executable, "-m", "bench", "--child", name, "--child-out", str(out)]
+        proc = subprocess.run(cmd + (["--quick"] if quick else []), check=False)
+        try:
+            rows: list[dict[str, Any]] = json.loads(out.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            rows = [_failed(name, f"its process exited with {proc.returncode} and wrote no rows")]
     took = time.perf_counter() - started
     for r in rows:
         r["bench"] = name
@@ -155,7 +181,12 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"run only this benchmark (repeatable): {', '.join(BENCHES)}")
     ap.add_argument("--out", type=Path, default=HERE, help="folder for results.json and results.png")
     ap.add_argument("--markdown", action="store_true", help="print the README table from the saved results.json")
+    ap.add_argument("--child", choices=list(BENCHES), help=argparse.SUPPRESS)
+    ap.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.child:  # one benchmark, in the fresh process run_isolated started
+        a.child_out.write_text(json.dumps(run_one(a.child, a.quick)), encoding="utf-8")
+        return 0
     if a.markdown:
         print(markdown(a.out / "results.json"))
         return 0
@@ -163,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     for name in names:
-        rows += run_one(name, a.quick)
+        rows += run_isolated(name, a.quick)
     took = time.perf_counter() - started
 
     print()

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.json_input import read_json
-from ..transport.pg import connect, describe_dsn, first_line
+from ..transport.pg import KEPT, connect, describe_dsn, first_line, quote_identifier
 from .base import (
     BaseStore,
     ConversationInfo,
@@ -103,7 +103,12 @@ RETURNING seq, (SELECT seq FROM providerkit_messages
 
 
 class PostgresStore(BaseStore):
-    """``PostgresStore(dsn, schema=None)``: one connection, thread-safe behind a lock."""
+    """``PostgresStore(dsn, schema=None)``: one connection, thread-safe behind a lock.
+
+    ``close()`` keeps the connection, idle, for the next open of the same store in this process
+    (a re-run cell, a worker's next task), which then costs one round trip instead of a new
+    connection; unused, it is closed after a minute and at exit.
+    """
 
     def __init__(
         self, dsn: str, *, schema: str | None = None, connect_timeout: float = 5.0,
@@ -119,18 +124,30 @@ class PostgresStore(BaseStore):
         self.where = describe_dsn(dsn)
         self.schema = schema
         self._lock = threading.RLock()
+        lock_ms = int(lock_timeout * 1000)
+        # What the session is set up with, so a kept connection serves only the same store.
+        self._kept_as = (dsn, schema, lock_ms)
+        settings = [("TimeZone", "UTC"), ("lock_timeout", str(lock_ms))]
+        if schema is not None:
+            settings.append(("search_path", quote_identifier(schema)))
+        kept = KEPT.take(self._kept_as)
+        if kept is not None:  # opened before in this process: its check is the round trip
+            self._conn: Any = kept
+            if self._up_to_date():
+                return
+            if kept.broken:  # it died while kept (a server restart, an idle timeout)
+                kept.close()
+                kept = None
+        if kept is None:
+            try:
+                self._conn = connect(dsn, connect_timeout=connect_timeout, settings=settings)
+            except psycopg.Error as exc:
+                raise StoreError(
+                    f"{self.where}: cannot connect ({first_line(exc)}). Check that the server is "
+                    "running and the DSN is right (scripts/pg-test-server.sh starts a local one)."
+                ) from None
         try:
-            self._conn = connect(dsn, connect_timeout=connect_timeout)
-        except psycopg.Error as exc:
-            raise StoreError(
-                f"{self.where}: cannot connect ({first_line(exc)}). Check that the server is "
-                "running and the DSN is right (scripts/pg-test-server.sh starts a local one)."
-            ) from None
-        try:
-            if not self._up_to_date(int(lock_timeout * 1000)):
-                c = self._conn
-                c.execute("SET TIME ZONE 'UTC'")
-                c.execute(f"SET lock_timeout = {int(lock_timeout * 1000)}")
+            if not self._up_to_date():
                 self._migrate()
         except BaseException:
             self._conn.close()
@@ -167,21 +184,12 @@ class PostgresStore(BaseStore):
             except self._pg.Error as exc:
                 raise self._fail(exc, doing) from exc
 
-    def _up_to_date(self, lock_ms: int) -> bool:
-        """The session settings and the schema version check in one round trip: an open of an
-        up-to-date database costs the connection and this (the migration path takes five more
-        round trips under an advisory lock)."""
-        sql = self._pg.sql
-        parts = [sql.SQL("SET TIME ZONE 'UTC'"), sql.SQL("SET lock_timeout = {}").format(lock_ms)]
-        if self.schema is not None:
-            parts.append(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
-        parts.append(sql.SQL("SELECT max(version) FROM providerkit_schema"))
+    def _up_to_date(self) -> bool:
+        """The schema version check, the one round trip of an open of an up-to-date database
+        (the session settings travel with the connection request; the migration path takes
+        five more round trips under an advisory lock)."""
         try:
-            with self._conn.cursor() as cur:
-                cur.execute(sql.SQL("; ").join(parts))  # one implicit transaction: all or none
-                while cur.nextset():
-                    pass
-                row = cur.fetchone()
+            row = self._conn.execute("SELECT max(version) FROM providerkit_schema").fetchone()
         except self._pg.Error:
             return False  # no tables yet (or no schema): the migration path creates them
         return row is not None and row[0] == len(MIGRATIONS)
@@ -416,4 +424,4 @@ class PostgresStore(BaseStore):
         with self._lock:
             if not self.closed:
                 self.closed = True
-                self._conn.close()
+                KEPT.keep(self._kept_as, self._conn)  # for the next open of this store

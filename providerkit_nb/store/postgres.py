@@ -124,6 +124,7 @@ class PostgresStore(BaseStore):
         self.where = describe_dsn(dsn)
         self.schema = schema
         self._lock = threading.RLock()
+        self._guards = 0  # conversation guards (session advisory locks) this store holds
         lock_ms = int(lock_timeout * 1000)
         # What the session is set up with, so a kept connection serves only the same store.
         self._kept_as = (dsn, schema, lock_ms)
@@ -388,7 +389,9 @@ class PostgresStore(BaseStore):
         key = conversation_key(conversation_id, self.schema or "")
         with self._cursor("lock a conversation") as cur:
             cur.execute("SELECT pg_try_advisory_lock(%s::bigint)", (key,))
-            return bool(cur.fetchone()[0])
+            got = bool(cur.fetchone()[0])
+            self._guards += got
+            return got
 
     def _unlock_conversation(self, conversation_id: str) -> None:
         from .guard import conversation_key
@@ -398,6 +401,7 @@ class PostgresStore(BaseStore):
             return  # the session is gone, and its locks with it
         with self._cursor("unlock a conversation") as cur:
             cur.execute("SELECT pg_advisory_unlock(%s::bigint)", (key,))
+            self._guards -= bool(cur.fetchone()[0])
 
     def unfinished(self) -> list[str]:
         """As ``BaseStore.unfinished``, reading only each conversation's last row (one query)."""
@@ -424,4 +428,7 @@ class PostgresStore(BaseStore):
         with self._lock:
             if not self.closed:
                 self.closed = True
-                KEPT.keep(self._kept_as, self._conn)  # for the next open of this store
+                if self._guards:  # closing the session is what lets go of its guards
+                    self._conn.close()
+                else:
+                    KEPT.keep(self._kept_as, self._conn)  # for the next open of this store

@@ -195,3 +195,21 @@ def test_a_forked_child_neither_uses_nor_ends_the_parent_s_kept_connection(pg: t
     with PostgresStore(dsn, schema=schema) as again:  # the parent's session is still there
         assert _backend(again) == pid
         assert again.load("c") == [pk.UserMessage("hi")]
+
+
+def test_a_store_closed_while_it_guards_a_conversation_lets_the_guard_go(pg: tuple[str, str]) -> None:
+    dsn, schema = pg
+    holder = PostgresStore(dsn, schema=schema)
+    assert holder._lock_conversation("c")
+    pid = _backend(holder)
+    holder.close()  # as a process that ends: the guard must not live on in a kept connection
+    with PostgresStore(dsn, schema=schema) as other:
+        assert _backend(other) != pid
+        assert other._lock_conversation("c")
+        other._unlock_conversation("c")
+    with PostgresStore(dsn, schema=schema) as again:  # released guards: the connection is kept
+        assert again._lock_conversation("c")
+        again._unlock_conversation("c")
+        pid = _backend(again)
+    with PostgresStore(dsn, schema=schema) as last:
+        assert _backend(last) == pid

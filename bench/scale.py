@@ -99,21 +99,24 @@ def _slot_back(dsn: str, quarantine: float) -> float:
         if not ready.wait(60):
             raise RuntimeError("the holder process never took its slots")
         gate = PostgresGate(dsn, name, 2, quarantine=quarantine, poll=0.05)
-        slot = gate.slot()
-        got: list[float] = []
+        try:
+            slot = gate.slot()
+            got: list[float] = []
 
-        def wait() -> None:
-            slot.acquire()
-            got.append(time.monotonic())
+            def wait() -> None:
+                slot.acquire()
+                got.append(time.monotonic())
 
-        t = threading.Thread(target=wait)
-        t.start()
-        time.sleep(0.3)
-        os.kill(holder.pid or 0, signal.SIGKILL)
-        killed = time.monotonic()
-        t.join(30)
-        slot.release()
-        return got[0] - killed
+            t = threading.Thread(target=wait)
+            t.start()
+            time.sleep(0.3)
+            os.kill(holder.pid or 0, signal.SIGKILL)
+            killed = time.monotonic()
+            t.join(30)
+            slot.release()
+            return got[0] - killed
+        finally:
+            gate.close()  # its listener thread and connections
     finally:
         if holder.is_alive():
             holder.kill()
@@ -124,14 +127,17 @@ def _acquire_p50(dsn: str, n: int) -> tuple[float, float]:
     from providerkit_nb.wrappers import PostgresGate
 
     gate = PostgresGate(dsn, f"bench-{uuid.uuid4().hex[:8]}", 4)
-    gate.status()  # connect first
     times = []
-    for _ in range(n):
-        t = time.perf_counter()
-        s = gate.slot()
-        s.acquire()
-        s.release()
-        times.append(time.perf_counter() - t)
+    try:
+        gate.status()  # connect first
+        for _ in range(n):
+            t = time.perf_counter()
+            s = gate.slot()
+            s.acquire()
+            s.release()
+            times.append(time.perf_counter() - t)
+    finally:
+        gate.close()
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.99) - 1]
 

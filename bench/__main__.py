@@ -49,7 +49,7 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "views": ("bench.views", {"rounds": 5}, {"rounds": 2}),
     "report": ("bench.report", {"rounds": 3}, {"rounds": 1, "size": 5000}),
     "scale": ("bench.scale", {}, {"conversations": 48, "slots": 8, "delay": 0.1, "acquires": 200}),
-    "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 3}, {"mb": 20, "rounds": 1}),
+    "transcripts": ("bench.transcripts", {"mb": 50, "rounds": 5}, {"mb": 20, "rounds": 1}),
     "big_session": ("bench.big_session", {"mb": 500}, {"mb": 100}),
     "transcripts_part2": ("bench.transcripts_part2", {"turns": 3000, "rounds": 5}, {"turns": 1000, "rounds": 1}),
     "mcp": ("bench.mcp", {"rounds": 5, "calls": 300, "starts": 3}, {"rounds": 2, "calls": 100, "starts": 1}),

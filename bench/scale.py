@@ -99,24 +99,21 @@ def _slot_back(dsn: str, quarantine: float) -> float:
         if not ready.wait(60):
             raise RuntimeError("the holder process never took its slots")
         gate = PostgresGate(dsn, name, 2, quarantine=quarantine, poll=0.05)
-        try:
-            slot = gate.slot()
-            got: list[float] = []
+        slot = gate.slot()
+        got: list[float] = []
 
-            def wait() -> None:
-                slot.acquire()
-                got.append(time.monotonic())
+        def wait() -> None:
+            slot.acquire()
+            got.append(time.monotonic())
 
-            t = threading.Thread(target=wait)
-            t.start()
-            time.sleep(0.3)
-            os.kill(holder.pid or 0, signal.SIGKILL)
-            killed = time.monotonic()
-            t.join(30)
-            slot.release()
-            return got[0] - killed
-        finally:
-            gate.close()  # its listener thread and connections
+        t = threading.Thread(target=wait)
+        t.start()
+        time.sleep(0.3)
+        os.kill(holder.pid or 0, signal.SIGKILL)
+        killed = time.monotonic()
+        t.join(30)
+        slot.release()
+        return got[0] - killed
     finally:
         if holder.is_alive():
             holder.kill()
@@ -127,17 +124,14 @@ def _acquire_p50(dsn: str, n: int) -> tuple[float, float]:
     from providerkit_nb.wrappers import PostgresGate
 
     gate = PostgresGate(dsn, f"bench-{uuid.uuid4().hex[:8]}", 4)
+    gate.status()  # connect first
     times = []
-    try:
-        gate.status()  # connect first
-        for _ in range(n):
-            t = time.perf_counter()
-            s = gate.slot()
-            s.acquire()
-            s.release()
-            times.append(time.perf_counter() - t)
-    finally:
-        gate.close()
+    for _ in range(n):
+        t = time.perf_counter()
+        s = gate.slot()
+        s.acquire()
+        s.release()
+        times.append(time.perf_counter() - t)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.99) - 1]
 

@@ -13,6 +13,7 @@ Claude Code's own interruption texts become markers. Converted with the ``anthro
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from typing import Any
@@ -30,6 +31,7 @@ from ..core.messages import (
 )
 from ..providers.anthropic import _dump_args, _import_document, _import_image, _text_of_result
 from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
+from .resume_findings import CLAUDE_CODE_OFF_BRANCH, AbandonedCall
 
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
 _KNOWN_TYPES = _MESSAGE_TYPES | {"system", "progress", "file-history-snapshot", "queue-operation", "summary"}
@@ -106,13 +108,14 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
     for call_id in converted.meta.get("error_results", ()):
         t.failed(call_id)
     t.details, t.markers, t.messages = converted.details, converted.markers, out
+    _off_branch_calls(t, w)
     return t
 
 
 class _Pass:
     """What the pass over the lines keeps of them for choosing the branch."""
 
-    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last")
+    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last", "uses", "results")
 
     def __init__(self) -> None:
         # every line with a uuid, in file order (progress lines link the chain too)
@@ -124,6 +127,10 @@ class _Pass:
         self.seen: list[tuple[int, Any, Any, str, Any]] = []
         self.sid: str | None = None  # the last message line's sessionId (that is a string)
         self.last: dict[str, Any] | None = None  # the last message line
+        # the calls and results of the lines not converted on the branch (off it, duplicated,
+        # malformed), for the calls Claude Code's own resume left off it
+        self.uses: dict[str, dict[str, Any]] = {}
+        self.results: set[str] = set()
 
 
 def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
@@ -136,13 +143,54 @@ def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
     if not w.recognised:
         raise TranscriptError(f"{source.name}: no Claude Code session line (user, assistant, progress...) in it")
     chosen = _conversation(messages, w.parent, _chain(w.parent, w.leaf, t), t) if w.linked else messages
+    on_branch = {n for n, _ in chosen}
+    for n, o in messages:
+        if n not in on_branch:
+            _note_calls(o, w)
     sid = None
     for _, o in chosen:
         if isinstance(o.get("sessionId"), str):
             sid = o["sessionId"]
     _meta(t, sid, chosen[-1][1] if chosen else None, thread)
     t.messages = _convert(chosen, t)
+    _off_branch_calls(t, w)
     return t
+
+
+def _note_calls(obj: dict[str, Any], w: _Pass) -> None:
+    """The tool_use and tool_result blocks of a line that is not converted on the branch."""
+    msg = obj.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list) or obj.get("isSidechain"):
+        return
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        kind = b.get("type")
+        if kind == "tool_use" and isinstance(b.get("id"), str):
+            w.uses.setdefault(b["id"], b)
+        elif kind == "tool_result" and isinstance(b.get("tool_use_id"), str):
+            w.results.add(b["tool_use_id"])
+
+
+def _off_branch_calls(t: Transcript, w: _Pass) -> None:
+    """A call off the branch that no line of the file answers: Claude Code's own resume went on
+    from the entry before it (found in the same pass over the file as the rest)."""
+    if not w.uses:
+        return
+    known: set[str] = set(w.results)
+    for m in t.messages:
+        if isinstance(m, AssistantMessage):
+            known.update(c.id for c in m.tool_calls or ())
+        elif isinstance(m, ToolMessage):
+            known.add(m.tool_call_id)
+    for cid, b in w.uses.items():
+        if cid in known:
+            continue
+        name = b.get("name") if isinstance(b.get("name"), str) else None
+        args = json.dumps(b.get("input"), ensure_ascii=False) if "input" in b else None
+        t.abandoned.append(AbandonedCall(t.format, cid, name, args, CLAUDE_CODE_OFF_BRANCH,
+                                         name in t.read_only_tools if name else False, None))
 
 
 def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None) -> None:
@@ -186,12 +234,14 @@ def _lines(
             if bad:
                 t.skip("malformed_line")
                 t.warnings.append(f"{source.name}: line {n} {bad}; skipped")
+                _note_calls(obj, w)
                 continue
         if kind in known:
             recognised += 1
         if u is not None:
             if u in parent:  # the same line written twice (a resumed session copies lines)
                 t.skip("duplicate_line")
+                _note_calls(obj, w)
                 continue
             if p is not None and p == before:
                 p = before
@@ -211,14 +261,17 @@ def _lines(
                     w.sid = obj["sessionId"]
                 w.last = obj
                 yield n, obj
-        elif kind == "system":
-            t.skip(f"system:{obj.get('subtype')}")
-        elif kind in known:
-            skipped[kind] = skipped.get(kind, 0) + 1
-            continue
         else:
-            t.skip(f"line:{kind}")
-            continue
+            if "message" in obj:  # not a message line, yet it carries one: its calls still count
+                _note_calls(obj, w)
+            if kind == "system":
+                t.skip(f"system:{obj.get('subtype')}")
+            elif kind in known:
+                skipped[kind] = skipped.get(kind, 0) + 1
+                continue
+            else:
+                t.skip(f"line:{kind}")
+                continue
         if isinstance(u, str) and not obj.get("isSidechain"):
             leaf = u
     w.leaf, w.linked, w.recognised = leaf, linked, recognised

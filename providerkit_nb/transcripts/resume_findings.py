@@ -10,7 +10,6 @@ CLI never wrote the call at all (an empty model turn is all that is left). Each 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -62,13 +61,14 @@ class AbandonedCall:
 
 
 def abandoned_calls(t: Transcript) -> list[AbandonedCall]:
-    """The calls of ``t`` its tool's own resume abandons (what the reader found, plus the
-    Claude Code and Codex cases, which are read from the loaded history and the file)."""
+    """The calls of ``t`` its tool's own resume abandons: what the reader found (Claude Code's
+    calls off the branch among them), plus the unanswered calls on the branch of a Claude Code
+    session and of a Codex rollout, read from the loaded history."""
     found: list[AbandonedCall] = [a for a in t.abandoned if isinstance(a, AbandonedCall)]
     if t.format == "claude_code":
-        found += _claude_code(t)
-    elif t.format == "codex":
-        found += _unanswered(t, CODEX)
+        return _unanswered(t, CLAUDE_CODE_ON_BRANCH) + found
+    if t.format == "codex":
+        return found + _unanswered(t, CODEX)
     return found
 
 
@@ -91,43 +91,3 @@ def _unanswered(t: Transcript, what: str) -> list[AbandonedCall]:
         for cid, (i, c) in calls.items()
         if cid not in answered and cid not in t.pending_approval
     ]
-
-
-def _claude_code(t: Transcript) -> list[AbandonedCall]:
-    """On the branch: a ``tool_use`` without result (what the resume will drop). Off the branch:
-    a ``tool_use`` no line of the file answers (what a resume dropped). The file is read a second
-    time, only the lines that can hold a call or a result."""
-    found = _unanswered(t, CLAUDE_CODE_ON_BRANCH)
-    on_branch, _ = _calls(t)
-    uses: dict[str, dict[str, Any]] = {}
-    results: set[str] = set()
-    try:
-        f = open(t.source, "rb")
-    except OSError:
-        return found
-    with f:
-        for raw in f:
-            if b'"tool_use"' not in raw and b'"tool_result"' not in raw:
-                continue
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(obj, dict) or obj.get("isSidechain"):
-                continue
-            content = (obj.get("message") or {}).get("content") if isinstance(obj.get("message"), dict) else None
-            for b in content if isinstance(content, list) else ():
-                if not isinstance(b, dict):
-                    continue
-                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                    uses.setdefault(b["id"], b)
-                elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                    results.add(b["tool_use_id"])
-    for cid, b in uses.items():
-        if cid in on_branch or cid in results:
-            continue
-        name = b.get("name") if isinstance(b.get("name"), str) else None
-        args = json.dumps(b.get("input"), ensure_ascii=False) if "input" in b else None
-        found.append(AbandonedCall(t.format, cid, name, args, CLAUDE_CODE_OFF_BRANCH,
-                                   name in t.read_only_tools if name else False, None))
-    return found

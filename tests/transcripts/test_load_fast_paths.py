@@ -22,6 +22,7 @@ from providerkit_nb.core.messages import (
     message_from_dict,
 )
 from providerkit_nb.transcripts import TranscriptError, _plainly_typed
+from providerkit_nb.transcripts.inspection import inspect
 
 
 def _line(kind: str, uuid: str, parent: str | None, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -229,3 +230,32 @@ def test_lines_orjson_refuses_read_as_without_it(tmp_path: Path, line_parser: st
     # the bad line is named in the standard reader's words, whichever parser read the others
     assert t.warnings == [f"{path}: line 8 is not valid JSON (the JSON stops before the document ends (cut short) "
                           "at line 1, column 95 (char 94)); skipped"]
+
+
+def _use(cid: str, name: str = "Bash") -> dict[str, Any]:
+    return {"type": "tool_use", "id": cid, "name": name, "input": {"command": cid}}
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["every-line-on-the-branch", "forked"])
+def test_calls_off_the_branch_are_found_in_the_one_pass(tmp_path: Path, fork: bool) -> None:
+    """Which calls a resume left off the branch, read from the lines the load does not convert:
+    a duplicated line, a line of another type that carries a message, a malformed one; a call
+    answered anywhere in the file, or in a sidechain, is not one."""
+    lines = _session() + [
+        _line("assistant", "a1", "u1", {"id": "m9", "role": "assistant", "content": [_use("t_dup")]}),  # same uuid
+        _line("attachment", "x1", "r1", {"role": "assistant", "content": [_use("t_other", "Read")]}),
+        {**_line("assistant", "x2", "r1", {"id": "m8", "role": "assistant", "content": [_use("t_bad")]}), "parentUuid": 7},
+        _line("assistant", "x3", "r1", {"id": "m7", "role": "assistant", "content": [_use("t_side")]}, isSidechain=True),
+        _line("attachment", "x4", "r1", {"role": "assistant", "content": [_use("t_answered")]}),
+        _line("attachment", "x5", "x4", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t_answered", "content": "done"}]}),
+    ]
+    if fork:  # a rewound branch: the long way, with an off-branch message line of its own
+        lines += [_line("assistant", "f1", "u1", {"id": "m6", "role": "assistant", "content": [_use("t_fork")]}),
+                  _line("user", "f2", "r1", {"role": "user", "content": "kept"})]
+    r = inspect(_write(tmp_path / "s.jsonl", lines))
+    off = [(a.call_id, a.name, a.read_only, a.index) for a in r.abandoned]
+    expected = [("t_dup", "Bash", False, None), ("t_other", "Read", True, None), ("t_bad", "Bash", False, None)]
+    assert sorted(off) == sorted(expected + ([("t_fork", "Bash", False, None)] if fork else []))
+    assert all("left off the conversation" in a.what for a in r.abandoned)
+    assert next(a for a in r.abandoned if a.call_id == "t_other").arguments == '{"command": "t_other"}'

@@ -256,7 +256,9 @@ def jsonl_records(source: Source, t: Transcript) -> Iterator[tuple[int, dict[str
         raise TranscriptError(f"{source.name}: this format is read from a file path")
     loads = _json_loads()
     try:
-        f = open(source.path, "rb")
+        # a 64 KiB buffer: with the default one, each line longer than it (a tool result of a
+        # few KiB) is put together from several reads; half the time of going through the lines
+        f = open(source.path, "rb", buffering=1 << 16)
     except OSError as exc:
         raise TranscriptError(f"{source.name}: cannot read ({exc.strerror or exc})") from exc
     with f:

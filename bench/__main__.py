@@ -1,7 +1,8 @@
 """``python -m bench`` (``make bench``): every benchmark, one table, a JSON file and a chart.
 
-Each benchmark measures ours against a floor or a peer in the same run, interleaved, several
-rounds, medians (see each module's docstring for what exactly). The table lists what was
+Each benchmark runs in a fresh interpreter of its own and measures ours against a floor or a
+peer in the same run, interleaved, several rounds, medians (see each module's docstring for what
+exactly). The table lists what was
 measured, our figure, the floor's or peer's, the ratio, the target and pass/miss; the same rows
 go to ``bench/results.json`` and, as a chart of each checked figure against its target, to
 ``bench/results.png`` (matplotlib, a bench-only dependency).

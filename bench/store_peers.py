@@ -210,6 +210,8 @@ def _rows(figs: dict[str, dict[str, Any]], ours_rows: bool = True) -> list[dict[
             add(row(f"{label}: load {n:,} (fresh process)", fig["load"], None), label, "load", k)
             if k == "ours-pg":
                 add(row(f"{label}: open (connect + schema check)", fig["open"], None), label, "open", k)
+                add(row(f"{label}: open again in the same process (the connection its close kept)",
+                        fig["reopen"], None), label, "reopen", k)
             else:
                 add(row(f"{label}: open of an existing store (fresh process)", fig["open"], None,
                         target=f"< {OPEN_BUDGET * 1e3:g} ms", limit=OPEN_BUDGET, on="ours"),

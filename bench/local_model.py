@@ -15,11 +15,11 @@ Wall time per token is shown too (information only): it is the model's speed, ne
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from bench.harness import HOW_BENCH, Reader, interleave, row
+from bench.stream_chat import chat_floor
 
 HISTORY = [{"role": "user", "content": "Tell me a long story about a lighthouse."}]
 HOW_LOCAL = "pip install -e '.[local]' (make local; compiles llama-cpp-python, about 5-10 minutes)"
@@ -30,23 +30,10 @@ def _body(tokens: int) -> dict[str, Any]:
 
 
 def floor(base_url: str, tokens: int) -> Reader:
-    import httpx
-
-    client = httpx.Client(timeout=120)
     b = _body(tokens)
     body = {"model": "m", "messages": HISTORY, "stream": True, "max_tokens": b["max_tokens"],
             "temperature": b["temperature"], **b["extra_body"]}
-
-    def run() -> int:
-        n = 0
-        with client.stream("POST", f"{base_url}/chat/completions", json=body) as r:
-            for line in r.iter_lines():
-                if line.startswith("data: ") and line != "data: [DONE]":
-                    json.loads(line[6:])
-                    n += 1
-        return n
-
-    return run
+    return chat_floor(base_url.removesuffix("/v1"), body)
 
 
 def ours(provider: Any, tokens: int) -> Reader:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -17,6 +19,16 @@ UPSTREAM_TRANSCRIPTS = Path(
 )
 OWN_CASSETTES = REPO / "cassettes"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def load_script(path: Path) -> Any:
+    """A script of the repository (scripts/...) as a module, without putting its folder on sys.path."""
+    spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def unavailable(reason: str) -> NoReturn:

@@ -23,6 +23,7 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb import local
 from providerkit_nb.stream import TextDelta, ToolCallDelta
+from tests.mcp.conftest import alive, gone_within
 
 pytestmark = pytest.mark.local_model
 
@@ -47,18 +48,6 @@ def _wait_for(predicate: Any, seconds: float, what: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"not within {seconds} s: {what}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie (killed, not yet reaped by its parent) is gone for our purpose
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return False
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -216,7 +205,7 @@ def test_demo_local_from_the_command_line(tmp_path: Path) -> None:
     first = proc.stdout.splitlines()[0]
     assert first.startswith("llama-cpp-python's server, pid ")
     pid = int(first.split("pid ")[1].split(",")[0])
-    assert not _alive(pid)
+    assert not alive(pid)
     assert "child killed (exit -9) inside write_file" in proc.stdout
     assert "== every change repair made" in proc.stdout
     # the tables fit 100 columns (the model's own words, streamed live in section 5, are its own)
@@ -244,17 +233,17 @@ def test_the_server_dies_when_its_parent_is_killed() -> None:
     child = subprocess.Popen([sys.executable, "-c", _CHILD, "sleep"], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
     pid = int(child.stdout.readline())
-    assert _alive(pid)
+    assert alive(pid)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
-    _wait_for(lambda: not _alive(pid), 5, f"the server {pid} dies with its SIGKILLed parent")
+    assert gone_within(pid, 5), f"the server {pid} did not die with its SIGKILLed parent"
 
 
 def test_the_server_stops_at_interpreter_exit() -> None:
     proc = subprocess.run([sys.executable, "-c", _CHILD, "exit"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     pid = int(proc.stdout.split()[0])
-    _wait_for(lambda: not _alive(pid), 5, f"the server {pid} stops when its interpreter exits")
+    assert gone_within(pid, 5), f"the server {pid} did not stop when its interpreter exited"
 
 
 def test_started_from_a_thread_that_ends_it_lives_until_closed() -> None:
@@ -266,7 +255,7 @@ def test_started_from_a_thread_that_ends_it_lives_until_closed() -> None:
     worker.join()
     (server,) = got
     time.sleep(0.5)
-    assert server.running and _alive(server.pid)
+    assert server.running and alive(server.pid)
     with server:
         turn = pk.collect_turn(server.provider(max_tokens=8).create_stream([pk.UserMessage("Hi")]))
         assert turn.message.content
@@ -316,7 +305,7 @@ def test_a_kernel_restart_with_the_real_model(tmp_path: Path) -> None:
         assert first["roles"] == ["user", "assistant"]
         k.km.restart_kernel(now=True)  # the kernel process is killed and a new one started
         k.kc.wait_for_ready(timeout=60)
-        _wait_for(lambda: not _alive(first["pid"]), 10, "the old kernel's server dies with it")
+        assert gone_within(first["pid"], 10), "the old kernel's server did not die with it"
         assert k.run(setup)["status"] == "ok"
         assert k.value("loaded") == ["user", "assistant"]
         assert k.run("convo.send('And goodbye.')")["status"] == "ok"
@@ -325,7 +314,7 @@ def test_a_kernel_restart_with_the_real_model(tmp_path: Path) -> None:
                          '"valid": pk.validate_history(store.load("k"), wire="openai_chat") == []}')
         assert second["session"] == first["session"] and second["valid"]
         assert second["roles"] == ["user", "assistant", "user", "assistant"]
-        assert second["pid"] != first["pid"] and _alive(second["pid"])
+        assert second["pid"] != first["pid"] and alive(second["pid"])
     finally:
         k.close()
 

@@ -9,13 +9,12 @@ that brings it up to date. The same notebooks with the real local model: tests/l
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.conftest import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
@@ -23,16 +22,7 @@ NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
 pytestmark = pytest.mark.timeout(600)
 
 
-def _outputs_module() -> Any:
-    spec = importlib.util.spec_from_file_location("notebook_outputs", REPO / "scripts" / "notebook_outputs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-OUTPUTS = _outputs_module()
+OUTPUTS = load_script(REPO / "scripts" / "notebook_outputs.py")
 
 
 def test_there_are_six_notebooks_and_the_readme_says_so() -> None:

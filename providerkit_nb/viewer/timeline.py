@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY
+from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY, INTERRUPTED_STOPPED
 from .cards import esc
 from .style import CSS
 
@@ -33,7 +33,7 @@ _CSS = """
 .pk-step.pk-s-crash{background:#ffebe9}
 .pk-step.pk-s-survived{background:#dafbe1}
 .pk-arrow{align-self:center;color:#8c959f;padding:0 4px}
-.pk-texts{display:grid;grid-template-columns:1fr 1fr;gap:8px}
+.pk-texts{display:grid;grid-template-columns:repeat(auto-fit,minmax(220px,1fr));gap:8px}
 .pk-texts > div{border:1px solid #d0d7de;border-radius:4px;padding:6px}
 """
 
@@ -65,10 +65,14 @@ def lost_html(lost: dict[str, str]) -> str:
 
 
 def repair_texts_html() -> str:
-    """The two texts repair gives a call that never returned, side by side."""
+    """The three texts repair gives a call that never returned, side by side, each with when."""
     return (
         f'<div class="pk-view"><style>{CSS}{_CSS}</style><div class="pk-texts">'
-        f'<div><b>read-only tool</b> (it changed nothing)<div class="pk-told">{esc(INTERRUPTED_READ_ONLY)}</div></div>'
-        f'<div><b>any other tool</b> (it may have run)<div class="pk-told">{esc(INTERRUPTED_MAY_HAVE_RUN)}</div></div>'
+        f'<div><b>read-only</b>: lost, from a tool that only reads (it changed nothing)'
+        f'<div class="pk-told">{esc(INTERRUPTED_READ_ONLY)}</div></div>'
+        f'<div><b>may have partly run</b>: lost, from any other tool (a crash or kill; nobody saw it end)'
+        f'<div class="pk-told">{esc(INTERRUPTED_MAY_HAVE_RUN)}</div></div>'
+        f'<div><b>stopped by the user</b>: Stop pressed while it ran (the conversation saw it)'
+        f'<div class="pk-told">{esc(INTERRUPTED_STOPPED)}</div></div>'
         "</div></div>"
     )

@@ -14,6 +14,7 @@ have partly run. ``Approval`` is the object a Conversation owns for this (``conv
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -41,6 +42,7 @@ __all__ = [
     "resolve_approver",
     "ask_stdin",
     "calls_by_id",
+    "Check",
 ]
 
 
@@ -81,6 +83,8 @@ EDITED_BY_USER = "[The user changed the arguments of this call before it ran.]"
 
 Approve = Literal["ask"] | Callable[[ToolCall], Any] | None
 SettleHow = Literal["ran", "run", "model"]
+# what is wrong with a person's edited arguments ("<path>: <what>" each; empty: they fit)
+Check = Callable[[dict[str, Any]], list[str]]
 
 
 class ApprovalError(Error, RuntimeError):
@@ -154,9 +158,12 @@ def ask_stdin(
     read: Callable[[str], str] = input,
     write: Callable[[str], Any] | None = None,
     hints: str = "",
+    check: Check | None = None,
 ) -> Decision:
     """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line).
-    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked)."""
+    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked);
+    ``check`` names what is wrong with edited arguments (the tool's schema): such an edit is
+    refused here and asked again, never run."""
     say = write or (lambda text: print(text, file=sys.stdout, flush=True))
     say(f"The model wants to call {call.name} (call id {call.id}) with:\n{_pretty(call.arguments)}")
     if hints:
@@ -177,6 +184,11 @@ def ask_stdin(
                     continue
                 if not isinstance(value, dict):
                     say("The arguments must be a JSON object; answer again.")
+                    continue
+                problems = check(value) if check is not None else []
+                if problems:
+                    say(f"Those arguments do not fit the schema of {call.name} ({'; '.join(problems)}); "
+                        "answer again.")
                     continue
                 return Decision("edit", value)
             say("Please answer y, n or e.")
@@ -246,7 +258,26 @@ class Approval:
         call = calls_by_id(self._host.messages).get(call_id)
         if call is None or call_id not in self._asking:
             raise ApprovalError(f"call {call_id!r} of conversation {self._host.id!r} is not waiting for approval")
-        self._given[call_id] = decision_of(decision, call)
+        given = decision_of(decision, call)
+        self._refuse_bad_edit(call, given)
+        self._given[call_id] = given
+
+    def check(self, call: ToolCall) -> Check:
+        """What is wrong with edited arguments for ``call``: its tool's input schema."""
+        return functools.partial(self._host.tools.check_arguments, call.name)
+
+    def _refuse_bad_edit(self, call: ToolCall, decision: Decision) -> None:
+        """An edit that does not fit the tool's schema is the person's to fix, never run (the
+        model would read the tool's refusal as its own mistake): the call keeps waiting."""
+        if decision.action != "edit" or decision.arguments is None:
+            return
+        problems = self.check(call)(decision.arguments)
+        if problems:
+            raise ApprovalError(
+                f"the edited arguments for call {call.id!r} ({call.name}) do not fit the tool's input "
+                f"schema: {'; '.join(problems)}. The call did not run and still waits for an answer: "
+                "answer again with arguments that fit (resume() asks again)"
+            )
 
     @contextlib.contextmanager
     def deferring(self) -> Iterator[None]:
@@ -278,6 +309,7 @@ class Approval:
         if given is None and self._defer and (self._decide is None or self.approve == "ask"):
             raise ApprovalDeferred(call)
         decision = given or (self._decide or self._ask)(call)
+        self._refuse_bad_edit(call, decision)
         self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
         store, cid = self._host.store, self._host.id
         if decision.action == "deny":

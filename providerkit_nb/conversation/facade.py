@@ -537,7 +537,9 @@ class Conversation:
 
     def _ask(self, call: ToolCall) -> approval.Decision:
         """approve="ask" without a notebook: a prompt on stdin (with the tool's MCP hints)."""
-        return approval.ask_stdin(call, hints=approval.hints_of(self.tools, call.name))
+        return approval.ask_stdin(
+            call, hints=approval.hints_of(self.tools, call.name), check=self.approval.check(call)
+        )
 
     def settle(self, call_id: str, how: approval.SettleHow, *, note: str | None = None) -> ToolMessage:
         """Decide by hand what became of an interrupted call that may have run, and save it:

@@ -278,6 +278,17 @@ class ToolRegistry:
         t = self._tools.get(name)
         return t.read_only if t is not None else False
 
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        """What is wrong with ``arguments`` under the input schema of the tool ``name``, one
+        ``"<path>: <what>"`` per problem (empty: they fit; an unknown tool has no schema to
+        break). The same check ``invoke`` makes before a call runs."""
+        t = self._tools.get(name)
+        if t is None:
+            return []
+        from .tool_schema import check_value
+
+        return check_value(arguments, t.input_schema)
+
     def definitions(self, allow: Iterable[str] | None = None) -> list[ToolDefinition]:
         """Definitions in registration order (optionally only the names in ``allow``)."""
         if allow is None:
@@ -352,9 +363,7 @@ class ToolRegistry:
                 ),
                 "invalid_json",
             )
-        from .tool_schema import check_value
-
-        problems = check_value(args, t.input_schema)
+        problems = self.check_arguments(name, args)
         if problems:
             return ToolResult(
                 ToolMessage(

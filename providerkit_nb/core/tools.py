@@ -15,10 +15,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from .json_input import JsonInputError, read_json
 from .messages import ImagePart, ToolCall, ToolMessage, _encode
+from .renamed import renamed_keywords
 
 __all__ = ["ToolDefinition", "Tool", "ToolOutput", "ToolResult", "ToolRegistry", "define_tool", "tool"]
 
@@ -69,6 +70,15 @@ class Tool:
     def definition(self) -> ToolDefinition:
         return ToolDefinition(self.name, self.description, self.input_schema)
 
+    if not TYPE_CHECKING:  # the 0.x spelling: it works, with a warning; a checker sees read_only
+
+        @property
+        def is_read_only(self) -> bool:
+            from .renamed import renamed
+
+            renamed("Tool.is_read_only", "Tool.read_only")
+            return self.read_only
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A decorated function stays callable as itself; a defined tool takes its dict."""
         if self.func is not None:
@@ -76,6 +86,7 @@ class Tool:
         return self.run(*args, **kwargs)
 
 
+@renamed_keywords("define_tool", is_read_only="read_only")
 def define_tool(
     name: str,
     description: str,

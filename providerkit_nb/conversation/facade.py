@@ -25,7 +25,7 @@ from ..core.compaction import (
     pick_cut,
     summarize,
 )
-from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached
+from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached, short_traceback
 from ..core.messages import (
     AssistantMessage,
     ContentPart,
@@ -311,8 +311,15 @@ class Conversation:
         the model when it has ``model_validate``) next to the turn, or the reason it did not parse.
         When the model still asks for tools after ``max_steps`` calls, ``StepLimitReached`` is
         raised with every result saved (``convo.resume()`` goes on).
+
+        The library's errors and Stop come out with a short traceback: the cell's frames and the
+        tool Stop landed in, not the library's (``exc.full_traceback`` and ``exc.cause`` keep
+        the rest; see ``short_traceback``).
         """
-        return self._send(text, json)
+        try:
+            return self._send(text, json)
+        except (Error, KeyboardInterrupt) as exc:
+            raise short_traceback(exc) from None  # the library's frames cut: exc.full_traceback has them
 
     @_guarded
     def _send(self, text: str | Sequence[ContentPart] | UserMessage, json: Any) -> Any:
@@ -337,14 +344,20 @@ class Conversation:
         got = read_answer(turn.message.content, fmt)
         return JsonReply(got.value, turn, got.error)
 
-    @_guarded
     def resume(self, *, rerun_read_only: bool = False) -> Turn | None:
         """Carry on after an interruption, without a new user message.
 
         With ``rerun_read_only=True`` the interrupted calls of read-only tools run again and their
         real results are saved; calls that may have side effects are never re-run: the model is
-        told they were interrupted and decides.
+        told they were interrupted and decides. Errors come out short, as from ``send``.
         """
+        try:
+            return self._resume_held(rerun_read_only)
+        except (Error, KeyboardInterrupt) as exc:
+            raise short_traceback(exc) from None  # the library's frames cut: exc.full_traceback has them
+
+    @_guarded
+    def _resume_held(self, rerun_read_only: bool) -> Turn | None:
         self.reload()
         self._mark_lost()
         return self._run_loop(lambda: self._resume(rerun_read_only))
@@ -396,8 +409,12 @@ class Conversation:
                 self.store.mark_call(self.id, call.id, STOPPED, {**detail, "seconds": seconds})
             raise
         status = "done" if result.kind == "ok" else result.kind
-        self._live.tool(call, status, result.message.content)
         self._running[call.id] = {**detail, "kind": result.kind, "seconds": round(result.seconds, 3)}
+        if result.traceback:  # the tool raised: its traceback is shown, and kept with the call's mark
+            self._live.tool(call, status, result.message.content, traceback=result.traceback)
+            self._running[call.id]["traceback"] = result.traceback
+        else:
+            self._live.tool(call, status, result.message.content)
         return result.message
 
     def _run_loop(self, loop: Callable[[], Turn | None]) -> Turn | None:

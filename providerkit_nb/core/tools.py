@@ -211,6 +211,9 @@ class ToolResult:
     message: ToolMessage
     kind: str
     seconds: float = 0.0
+    # an exception raised in the tool: its traceback, the tool's own frames only (for a person:
+    # the live display and the call's mark show it; the model reads the one-line message)
+    traceback: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -230,6 +233,22 @@ def _result_text(value: Any) -> str:
         except (TypeError, ValueError):
             return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return str(value)
+
+
+TRACEBACK_LIMIT = 20_000  # characters of a tool's traceback kept (the end, where the error is)
+
+
+def _tool_traceback(error: BaseException) -> str:
+    """The traceback of an exception raised in a tool, as Python prints it, without the
+    library's frames around the tool (only what the tool's author wrote, and what it called)."""
+    import traceback
+
+    from .errors import user_traceback
+
+    text = "".join(traceback.format_exception(type(error), error, user_traceback(error.__traceback__)))
+    if len(text) > TRACEBACK_LIMIT:
+        text = f"[{len(text) - TRACEBACK_LIMIT} characters cut]\n" + text[-TRACEBACK_LIMIT:]
+    return text
 
 
 def _short(exc: BaseException) -> str:
@@ -432,6 +451,7 @@ class ToolRegistry:
                 ToolMessage(cid, t.name, f"Error: {t.name} failed with {_short(error)}.{after}"),
                 "failed",
                 time.monotonic() - started,
+                _tool_traceback(error),
             )
         seconds = time.monotonic() - started
         value = outcome.value

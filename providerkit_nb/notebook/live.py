@@ -20,7 +20,7 @@ from ..core.turn import TurnAssembler
 
 _MIN_INTERVAL = 0.1
 
-_COLOURS = {"running": "#6c757d", "done": "#198754", "stopped": "#b02a37", "denied": "#b02a37",
+_COLOURS = {"running": "#6c757d", "done": "#198754", "stopped": "#b02a37", "denied": "#b02a37", "interrupted": "#997404",
             "failed": "#b02a37", "timeout": "#b02a37", "late": "#997404"}
 
 

@@ -123,6 +123,8 @@ def test_going_on_tells_the_model_once_and_the_store_says_so_everywhere(store, w
     again = pk.Conversation(store, "c", provider, ws.registry(), display=False)  # a restarted kernel
     assert again.interrupted == [] and again.repaired.changes == []
     assert [f.kind for f in again.view().cards_page().findings] == []  # no "1 lost call(s)"
+    inspected = pk.inspect(again)
+    assert inspected.valid and inspected.problems == []
     with pytest.raises(approval.SettleError) as refused:
         again.settle("call_2", "ran", note="it wrote b.txt")
     said = str(refused.value)

@@ -157,12 +157,17 @@ def test_a_new_message_while_a_call_waits_tells_the_model_it_did_not_run(store, 
     assert validate_history(store.load("c")) == []
 
 
-def test_ask_in_a_terminal_reads_stdin(store, ws, monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO("maybe\ne\nnot json\ne\n{\"path\": \"c.txt\"}\n"))
+def _answer_on_stdin(store: Any, ws: Any, monkeypatch: Any, capsys: Any, answers: str) -> str:
+    """approve="ask" in a terminal, ``answers`` typed on stdin: what the prompt printed."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(answers))
     provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
     convo = pk.Conversation(store, "c", provider, ws.registry(), display=False, approve="ask")
     convo.send("go")
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_ask_in_a_terminal_reads_stdin(store, ws, monkeypatch, capsys):
+    out = _answer_on_stdin(store, ws, monkeypatch, capsys, "maybe\ne\nnot json\ne\n{\"path\": \"c.txt\"}\n")
     assert "write_file" in out and '"path": "b.txt"' in out
     assert "Please answer y, n or e." in out and "That is not JSON" in out
     assert ws.ran[-1] == ("write_file", {"path": "c.txt"})
@@ -322,11 +327,7 @@ def test_the_widget_refuses_an_edit_that_does_not_fit_the_schema_then_runs_the_f
 
 
 def test_stdin_refuses_an_edit_that_does_not_fit_the_schema(store, ws, monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO('e\n{"path": 5}\ne\n{"path": "c.txt"}\n'))
-    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
-    convo = pk.Conversation(store, "c", provider, ws.registry(), display=False, approve="ask")
-    convo.send("go")
-    out = capsys.readouterr().out
+    out = _answer_on_stdin(store, ws, monkeypatch, capsys, 'e\n{"path": 5}\ne\n{"path": "c.txt"}\n')
     assert "do not fit the schema of write_file ($.path: expected string, got integer); answer again." in out
     assert ws.ran[-1] == ("write_file", {"path": "c.txt"})
     assert [args for name, args in ws.ran if name == "write_file"] == [{"path": "c.txt"}]

@@ -4,41 +4,17 @@ and the call runs with the fixed ones. Each wrong edit is refused in the box, ne
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.notebook.browser.test_jupyterlab import (
     _RUN_CELL,
     OUTPUT,
+    _notebook,
     _open_notebook,
     lab,  # noqa: F401  (a fixture)
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
-
-
-def _notebook(path: Path) -> None:
-    import nbformat
-
-    cells = [
-        "import providerkit_nb as pk\n"
-        "from providerkit_nb import simulate\n"
-        "store = pk.NotebookStore('box.providerkit.sqlite')\n"
-        "def write_file(args):\n"
-        "    return 'wrote ' + args['path']\n"
-        "tools = pk.ToolRegistry([pk.define_tool('write_file', 'Write a file.', {'type': 'object', "
-        "'properties': {'path': {'type': 'string'}}, 'required': ['path']}, write_file)])",
-        "provider = simulate.ScriptedProvider([simulate.call_turn([('write_file', {'path': 'b.txt'})]), "
-        "simulate.text_turn('done')])\n"
-        "convo = pk.Conversation(store, 'box', provider, tools, display=False, approve='ask')\n"
-        "turn = convo.send('Write b.txt')\n"
-        "print('RESULT:', [m.content for m in store.load('box') if m.role == 'tool'], turn.message.content)",
-    ]
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, str(path))
 
 
 def _status_says(page, words: str) -> None:
@@ -52,7 +28,7 @@ def _status_says(page, words: str) -> None:
 def test_a_bad_edit_is_refused_in_the_box_and_the_fixed_one_runs(lab, tmp_path):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
-    _notebook(tmp_path / "nb" / "box.ipynb")
+    _notebook(tmp_path / "nb" / "box.ipynb")  # cell 0 sets up write_file, cell 2 asks about a call of it
     OUTPUT.mkdir(exist_ok=True)
     shot = OUTPUT / "approval-box-refuses-a-bad-edit.png"
     with sync_playwright() as p:
@@ -63,7 +39,7 @@ def test_a_bad_edit_is_refused_in_the_box_and_the_fixed_one_runs(lab, tmp_path):
                 "window.jupyterapp.shell.currentWidget.content.widgets[0].model.executionCount !== null",
                 timeout=120_000,
             )
-            page.evaluate(_RUN_CELL, 1)
+            page.evaluate(_RUN_CELL, 2)
             box = page.locator(".pk-approval")
             box.locator(".widget-button", has_text="Edit arguments").click()
             editor = box.locator("textarea")

@@ -27,6 +27,7 @@ from ..core.repair import InterruptedCall, Repaired
 from ..core.tools import ToolRegistry
 from ..store.base import Store
 from ..store.call_marks import ANSWERED, ASKING, DENIED
+from .console import preview
 
 __all__ = [
     "Approval",
@@ -376,9 +377,9 @@ class Approval:
         for a stopped call, else may-have-run or read-only). That text is saved as the call's
         result, then its mark says the library settled it ("answered",
         ``{"settled": "model", "by": "library", "was": <its state>, ...}``, keeping the detail of
-        how it ran), so the store, every view,
-        ``validate_history`` and ``settle`` agree from here on that the model was told, and what.
-        Settle a call before going on to tell the model something else."""
+        how it ran), so the store, every view, ``validate_history`` and ``settle`` agree from
+        here on that the model was told, and what. Settle a call before going on to tell the
+        model something else."""
         ids = {c.id for c in self._last_calls()}
         if not ids:
             return []  # the common case: nothing open, no repair needed
@@ -461,8 +462,8 @@ class Approval:
                 "returned can be settled")
 
 
-def _clip(text: str, limit: int = 400) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+def _clip(text: str) -> str:
+    return repr(preview(text, 400))
 
 
 def hints_of(tools: ToolRegistry, name: str) -> str:

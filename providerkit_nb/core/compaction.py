@@ -137,7 +137,8 @@ def active_history(messages: Sequence[Message]) -> list[Message]:
 
 
 # per-call options that make no sense for the summary request
-_NOT_FOR_SUMMARY = frozenset({"json", "json_with_tools", "tool_choice", "parallel_tool_calls", "on_activity"})
+_NOT_FOR_SUMMARY = frozenset({"json", "json_with_tools", "avoid_json_form", "tool_choice", "parallel_tool_calls",
+                              "on_activity"})
 
 
 def summarize(provider: Any, older: Sequence[Message], options: dict[str, Any]) -> Turn:

@@ -9,6 +9,10 @@ streamed reply while its headers still say ``Keep-Alive: timeout=5, max=100`` (a
 ``Connection: close``), as llama.cpp's server does: ``"after"`` closes within ``close_delay``
 seconds (a random wait up to it) of the last chunk; ``"on_next"`` closes when the next request
 arrives on that connection, without a byte of answer (the race lost every time).
+
+An answer may also be a callable taking the request body and returning an answer, for a server
+whose reply depends on what was asked (a form it refuses). ``props`` is what ``GET /props``
+answers (llama.cpp's server information); without it that path is a 404, as on other servers.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ class Refuse:
 
 class ChatServer:
     def __init__(self, answers: list[Any], *, closes: str | None = None, close_delay: float = 0.002,
-                 seed: int = 41) -> None:
+                 seed: int = 41, props: dict[str, Any] | None = None) -> None:
         if closes not in (None, "after", "on_next"):
             raise ValueError(f"closes must be None, 'after' or 'on_next', got {closes!r}")
         self.answers = list(answers)
@@ -67,6 +71,8 @@ class ChatServer:
         self.hung_up: list[bool] = []
         self.closes = closes
         self.close_delay = close_delay
+        self.props = props
+        self.gets: list[str] = []  # paths asked with GET
         self.connections = 0  # connections accepted
         self.dropped = 0  # requests that came on a connection being closed: no byte of answer
         self._rng = random.Random(seed)
@@ -98,6 +104,17 @@ class ChatServer:
                     with outer._lock:
                         outer.dropped += 1
 
+            def do_GET(self) -> None:
+                with outer._lock:
+                    outer.gets.append(self.path)
+                found = self.path == "/props" and outer.props is not None
+                data = json.dumps(outer.props if found else {"detail": "Not Found"}).encode()
+                self.send_response(200 if found else 404)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
                 with outer._lock:
@@ -106,6 +123,8 @@ class ChatServer:
                     outer.frames_sent.append(0)
                     outer.hung_up.append(False)
                     answer = outer.answers[n] if n < len(outer.answers) else text_answer(["(no more answers)"])
+                if callable(answer):
+                    answer = answer(body)
                 if isinstance(answer, Refuse):
                     self.send_response(answer.status)
                     self.send_header("content-type", "application/json")

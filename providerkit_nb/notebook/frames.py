@@ -244,24 +244,27 @@ def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None, default_r
 
 def usage_frame(source: Any) -> pd.DataFrame:
     """One row of session totals from a Conversation (or a ``UsageTracker``): calls, tokens,
-    cost, what the cache saved, and the budget left when there is one."""
+    cost, what the cache saved, and the budget left when there is one. Turns whose server
+    reported no usage are counted in ``usage``; when no turn reported any, the totals are None
+    (unknown), never zero."""
     tracker = getattr(source, "usage", source)
     if not hasattr(tracker, "totals"):
         raise TypeError(f"usage_frame takes a Conversation or a UsageTracker, got {type(source).__name__}")
     row: dict[str, Any] = {"calls": tracker.calls, **tracker.totals.to_dict()}
     row.pop("reasoning_tokens", None)  # not summed across calls (see UsageTracker)
     row["cost_usd"] = round(tracker.cost_usd, 8)
+    row["cache_savings_usd"] = round(tracker.savings_usd, 8)
+    row["budget_usd"] = tracker.budget_usd
+    row["budget_left_usd"] = None if tracker.budget_usd is None else round(max(0.0, tracker.budget_usd - tracker.cost_usd), 8)
     unreported = getattr(tracker, "unreported", 0)
     if unreported and not tracker.calls:  # nothing known: unknown, never zero
-        for k in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_usd"):
+        for k in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
+                  "cache_savings_usd", "budget_left_usd"):
             row[k] = None
     row["usage"] = "" if not unreported else (
         f"{USAGE_NOT_REPORTED} for {unreported} of {unreported + tracker.calls} turn(s)"
         + (": the totals cover the others" if tracker.calls else "")
     )
-    row["cache_savings_usd"] = round(tracker.savings_usd, 8)
-    row["budget_usd"] = tracker.budget_usd
-    row["budget_left_usd"] = None if tracker.budget_usd is None else round(max(0.0, tracker.budget_usd - tracker.cost_usd), 8)
     return pd.DataFrame([row])
 
 

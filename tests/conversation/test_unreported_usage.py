@@ -43,6 +43,7 @@ def test_a_stream_without_usage_is_not_reported_never_zero() -> None:
         totals = usage_frame(c)
         assert totals.loc[0, "usage"] == f"{NOT_REPORTED} for 2 of 2 turn(s)"
         assert totals.loc[0, "input_tokens"] is None and totals.loc[0, "cost_usd"] is None
+        assert totals.loc[0, "cache_savings_usd"] is None
         assert f"usage {NOT_REPORTED} for 2 turn(s)" in repr(c)
         assert "$0" not in repr(c)
         assert c.usage.unreported == 2 and c.usage.calls == 0

@@ -452,10 +452,11 @@ class Conversation:
         """A JSON reply that does not parse or fit is asked for once more in the server's other
         JSON form before it is reported; the first is kept aside (a lost turn), never saved."""
         used = turn.notice("json_form")
-        fmt = self._json
-        if fmt is None or used is None or used.value is None or read_answer(turn.message.content, fmt).ok:
+        if self._json is None or used is None or used.value is None:
             return turn
-        why = read_answer(turn.message.content, fmt).error
+        why = read_answer(turn.message.content, self._json).error
+        if why is None:
+            return turn
         try:
             self.store.save_lost_turn(self.id, turn, f"the JSON reply ({used.value}) did not fit: {why}")
         except Exception:  # the side table is for inspection; never mask the turn

@@ -71,6 +71,7 @@ class ServerFacts:
     refused_json: frozenset[str] = frozenset()
     said: dict[str, str] = field(default_factory=dict)  # field -> what the server said refusing it
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    probing: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def learn(self, **facts: Any) -> None:
         with self.lock:
@@ -105,7 +106,9 @@ KNOWN_SERVERS: dict[str, ServerFacts] = {
 def facts_for(server: str | None) -> ServerFacts:
     """Fresh facts for a provider: the known row for ``server``, else nothing known."""
     row = KNOWN_SERVERS.get(server or "")
-    return replace(row, said={}, lock=threading.Lock()) if row is not None else ServerFacts(server=server)
+    if row is None:
+        return ServerFacts(server=server)
+    return replace(row, said={}, lock=threading.Lock(), probing=threading.Lock())
 
 
 # --------------------------------------------------------------------------- JSON

@@ -522,25 +522,27 @@ class OpenAIChatProvider(WireProvider):
 
     def _probe(self) -> None:
         """``GET /props`` once: llama.cpp says there what its chat template can render. Any
-        other answer (404, not JSON, no answer within two seconds) says nothing."""
+        other answer (404, not JSON, no answer within two seconds) says nothing. Calls that
+        start meanwhile wait for it, so none goes out on what is not known yet."""
         facts = self.facts
-        with facts.lock:
+        with facts.probing:
             if facts.probed:
                 return
-            facts.probed = True
-        url = props_url(self.base_url)
-        headers = {**self.headers, **({"authorization": f"Bearer {self._api_key}"} if self._api_key else {})}
-        try:
-            resp = self.sender.send(Request("GET", url, headers, None, stream=False, timeout=Timeout(2, 2, 2, 2)), self.id)
+            url = props_url(self.base_url)
+            headers = {**self.headers, **({"authorization": f"Bearer {self._api_key}"} if self._api_key else {})}
+            learned: dict[str, Any] = {}
             try:
-                raw = resp.read()[:1_000_000] if resp.status == 200 else b""
-            finally:
-                resp.close()
-            learned = read_props(read_json(raw), url) if raw else {}
-        except (ProviderError, JsonInputError):
-            return
-        if learned:
-            facts.learn(**learned)
+                resp = self.sender.send(
+                    Request("GET", url, headers, None, stream=False, timeout=Timeout(2, 2, 2, 2)), self.id
+                )
+                try:
+                    raw = resp.read()[:1_000_000] if resp.status == 200 else b""
+                finally:
+                    resp.close()
+                learned = read_props(read_json(raw), url) if raw else {}
+            except Exception:  # a probe: whatever the server or the transport does, it says nothing
+                pass
+            facts.learn(probed=True, **learned)
 
     def negotiate(
         self, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions
@@ -920,4 +922,5 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> WireProvi
         base_url=base,
         path=parts.path,
         transport=transport,
+        **({"probe": False} if row.options.get("probe") else {}),  # the recorded exchange, nothing more
     )

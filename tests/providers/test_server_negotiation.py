@@ -288,3 +288,25 @@ def test_a_call_written_as_text_is_a_finding_and_never_run() -> None:
         found = [f for f in page.findings if f.kind == "call_as_text"]
         assert len(found) == 1 and "weather" in found[0].title and found[0].index == len(c.messages) - 1
         assert json.loads(written.split("\n")[2])["name"] == "weather"
+
+
+def test_calls_that_start_together_wait_for_the_one_probe() -> None:
+    import threading
+
+    with ChatServer([llama_cpp_server] * 6, props=llama_cpp_props(True)) as srv:
+        p = compatible(srv)
+        errors: list[BaseException] = []
+
+        def send() -> None:
+            try:
+                pk.collect_turn(p.create_stream([pk.UserMessage("x")], TOOLS.definitions(), tool_choice="weather"))
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=send) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        assert errors == [] and srv.gets == ["/props"]
+        assert [b["tool_choice"] for b in srv.requests] == ["required"] * 6

@@ -84,6 +84,8 @@ class TerminalLive(Live):
             for c in (snap.message.tool_calls or [])[self._calls :]:
                 write(f"\n-> {c.name}({c.arguments})")
             self._calls = len(snap.message.tool_calls or [])
+            for n in snap.notices:  # what the reader must know: a forced call not made, the JSON form
+                write(f"\n[{n.text}]")
             write("\n")
             self._text = self._reasoning = self._calls = 0  # the next turn starts afresh
         self._out.flush()

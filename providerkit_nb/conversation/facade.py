@@ -116,15 +116,18 @@ class TurnRecord:
             "first_chunk_seconds": self.first_chunk_seconds,
             "step": self.step,
             "error": self.error,
+            **({"notices": [n.to_dict() for n in t.notices]} if t.notices else {}),
         }
 
     @classmethod
     def from_stored(cls, d: dict[str, Any]) -> TurnRecord:
-        from ..core.turn import Usage
+        from ..core.turn import Notice, Usage
 
         calls = [ToolCall(str(i), str(n), "") for i, n in d.get("calls") or []]
         usage = Usage.from_dict(d["usage"]) if d.get("usage") else None
-        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"))
+        notices = [n for n in (Notice.from_dict(x) for x in d.get("notices") or ()) if n is not None]
+        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"),
+                    notices)
         return cls(turn, float(d.get("started_at") or 0.0), float(d.get("seconds") or 0.0),
                    d.get("first_chunk_seconds"), int(d.get("step") or 0), d.get("error"))
 
@@ -197,6 +200,8 @@ class Conversation:
         self.records: list[TurnRecord] = [TurnRecord.from_stored(d) for d in store.turn_usage(conversation_id)]
         for rec in self.records:
             self.usage.add(rec.turn.usage)
+            if rec.turn.usage is None and rec.error is None:
+                self.usage.add_unreported()  # finished, and its server sent no usage
         self.compact = compact
         self.context_window = context_window
         self.compactions = 0
@@ -482,6 +487,8 @@ class Conversation:
                 if not (self.compact and exc.kind == ErrorKind.CONTEXT and self.compact_now()):
                     raise
                 turn = self._stream_turn(self.repair().messages, step)  # once, on the summary
+            if self._json is not None and not turn.message.tool_calls:
+                turn = self._json_retry(turn, step)
             self.approval.mark_asking(turn.message.tool_calls or [])  # before the call is saved
             if turn.message.has_content:
                 self._save(turn.message)  # before its tools run
@@ -496,14 +503,32 @@ class Conversation:
         self.repair()
         raise StepLimitReached(self.max_steps, turn)
 
-    def _stream_turn(self, messages: list[Message], step: int) -> Turn:
+    def _json_retry(self, turn: Turn, step: int) -> Turn:
+        """A JSON reply that does not parse or fit is asked for once more in the server's other
+        JSON form before it is reported; the first is kept aside (a lost turn), never saved."""
+        used = turn.notice("json_form")
+        if self._json is None or used is None or used.value is None:
+            return turn
+        why = read_answer(turn.message.content, self._json).error
+        if why is None:
+            return turn
+        try:
+            self.store.save_lost_turn(self.id, turn, f"the JSON reply ({used.value}) did not fit: {why}")
+        except Exception:  # the side table is for inspection; never mask the turn
+            pass
+        # the retry's json_form notice says a reply in the first form did not fit
+        return self._stream_turn(self.repair().messages, step, avoid_json_form=used.value)
+
+    def _stream_turn(self, messages: list[Message], step: int, avoid_json_form: str | None = None) -> Turn:
         tools = self.tools.definitions() or None
         asm = TurnAssembler()
         started = time.time()
         t0 = time.monotonic()
         first: float | None = None
         show = self._live
-        options = self.options if self._json is None else {**self.options, "json": self._json}
+        options = self.options if self._json is None else {
+            **self.options, "json": self._json, **({"avoid_json_form": avoid_json_form} if avoid_json_form else {})
+        }
         stream = self.provider.create_stream(
             messages, tools, session_id=self.session_id, **options
         )
@@ -534,6 +559,8 @@ class Conversation:
         self.usage.add(turn.usage)
         if turn.usage is not None:
             self._last_input = turn.usage.input_tokens
+        else:
+            self.usage.add_unreported()
         self._record(TurnRecord(turn, started, time.monotonic() - t0, first, step))
         return turn
 
@@ -617,6 +644,8 @@ class Conversation:
             spent = f", {self.usage.calls} calls ${self.usage.cost_usd:.4f}"
             if self.usage.budget_usd is not None:
                 spent += f" of ${self.usage.budget_usd:.4f}"
+        if self.usage.unreported:
+            spent += f", usage not reported by the server for {self.usage.unreported} turn(s)"
         return (
             f"<Conversation {self.id!r}: {len(self._history)} messages, "
             f"{len(self.repaired.interrupted)} interrupted, provider={getattr(self.provider, 'id', '?')!r}{spent}>"

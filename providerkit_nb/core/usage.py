@@ -115,6 +115,8 @@ class UsageTracker:
     ``add(usage, rate)`` prices with ``rate`` when given, else counts the provider's reported
     bill (or nothing). ``subtract`` undoes an ``add`` (a rolled-back turn), clamping at 0.
     ``budget_usd`` is an optional budget: ``is_over_budget()`` is true once ``cost_usd`` reaches it.
+    ``unreported`` counts finished turns whose server reported no usage (``add_unreported``):
+    their tokens and cost are unknown, never zero, so the totals cover only the other turns.
     """
 
     rate: Rate | Mapping[str, float] | None = None  # the default for add() without one
@@ -124,6 +126,7 @@ class UsageTracker:
     savings_usd: float = 0.0
     calls: int = 0
     last: Usage | None = None
+    unreported: int = 0
 
     def __post_init__(self) -> None:
         self.rate = Rate.coerce(self.rate)
@@ -150,6 +153,16 @@ class UsageTracker:
         self.calls += 1
         self.last = usage
         return self
+
+    def add_unreported(self) -> UsageTracker:
+        """A finished turn whose server reported no usage."""
+        self.unreported += 1
+        return self
+
+    @property
+    def reported(self) -> bool:
+        """Did every turn counted report its usage (so the totals are the whole)?"""
+        return self.unreported == 0
 
     def subtract(self, usage: Usage | None, rate: Rate | Mapping[str, float] | None = None) -> UsageTracker:
         if usage is None:
@@ -179,11 +192,13 @@ class UsageTracker:
         self.cost_usd = CallableNumber(0.0)
         self.savings_usd = 0.0
         self.calls = 0
+        self.unreported = 0
         self.last = None
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": float(self.cost_usd),
-                "cache_savings_usd": self.savings_usd, "budget_usd": self.budget_usd}
+                "cache_savings_usd": self.savings_usd, "budget_usd": self.budget_usd,
+                "not_reported_turns": self.unreported}
 
     if not TYPE_CHECKING:  # the 0.x spellings: they work, with a warning; a checker sees the new ones
 

@@ -8,9 +8,8 @@ written, nothing is created beside it, and a notebook that has the store open is
 What the store knows beyond the messages comes along, so the inspection says what
 ``convo.view()`` says: the call marks decide what the model is told about a call without a
 result (Stop landed in it: the stopped text; its process ended while it ran: the interrupted
-text) and which calls wait for a person's approval; each open call gets a marker naming its
-state. Lost turns (a failed turn's snapshot, kept beside the history) are markers too, and the
-conversation's metadata goes into ``meta``.
+text) and which calls wait for a person's approval; ``meta`` names each open call's state, the
+lost turns (a failed turn's snapshot, kept beside the history) and the conversation's metadata.
 """
 
 from __future__ import annotations
@@ -23,12 +22,12 @@ from ..core.messages import AssistantMessage, Message, ToolMessage, message_from
 from ..core.repair import INTERRUPTED_STOPPED
 from ..store.call_marks import ASKING, LOST, STARTED, STOPPED, CallMark, decode_mark
 from ..store.sqlite import APPLICATION_ID, MIGRATIONS
-from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError
+from .base import MultipleThreads, Source, Transcript, TranscriptError
 
 __all__ = ["detect", "load", "conversations"]
 
 _MESSAGE_COLUMNS = frozenset({"conversation_id", "seq", "created_at", "hash", "body"})
-_SHOWN = 300  # characters of a lost turn's error kept in its marker
+_SHOWN = 300  # characters of a lost turn's error kept in meta
 
 
 def detect(source: Source, name: str) -> bool:
@@ -181,46 +180,34 @@ def _marks(conn: sqlite3.Connection, t: Transcript, thread: str) -> dict[str, Ca
     return out
 
 
-# what a mark of an open call (no result saved) says, for its marker
-_OPEN = {
-    STOPPED: "Stop landed in it while it ran; what it did up to then is done, the rest did not run",
-    LOST: "its process ended while it ran (a crash, a kill, a kernel restart); it may have partly run",
-    STARTED: "it started and has no result: it is running in another process now, or that process "
-             "ended (the next send marks it lost)",
-}
-
-
 def _apply_marks(t: Transcript, marks: dict[str, CallMark]) -> None:
     """What a Conversation makes of its marks: the stopped text for a call Stop landed in, and
-    the calls still waiting for approval; plus a marker for each call without a result."""
+    the calls still waiting for approval. The state of each call without a result goes into
+    ``meta["call_marks"]`` (a fact of the source, not one more finding: the inspection counts
+    what ``convo.view()`` counts)."""
     answered = {m.tool_call_id for m in t.messages if isinstance(m, ToolMessage)}
-    where: dict[str, tuple[int, str]] = {}
-    for i, m in enumerate(t.messages):
-        if isinstance(m, AssistantMessage):
-            for c in m.tool_calls or ():
-                where[c.id] = (i, c.name)
+    names = {c.id: c.name for m in t.messages if isinstance(m, AssistantMessage) for c in m.tool_calls or ()}
+    said: list[str] = []
     for call_id, mark in marks.items():
-        if call_id in answered or call_id not in where:
+        if call_id in answered or call_id not in names:
             continue
-        index, tool = where[call_id]
         if mark.state == ASKING:
             t.pending_approval.append(call_id)
-        elif mark.state in _OPEN:
-            if mark.state == STOPPED:
-                t.notes[call_id] = INTERRUPTED_STOPPED
-            at = mark.updated_at.isoformat(sep=" ", timespec="seconds")
-            t.markers.append(Marker(mark.state, index, f"{tool} ({call_id}), marked {mark.state} at {at}: "
-                                    f"{_OPEN[mark.state]}", [call_id]))
+        elif mark.state == STOPPED:
+            t.notes[call_id] = INTERRUPTED_STOPPED
+        elif mark.state not in (STARTED, LOST):
+            continue
+        said.append(f"{names[call_id]} {call_id}: {mark.state} {mark.updated_at.isoformat(sep=' ', timespec='seconds')}")
+    if said:
+        t.meta["call_marks"] = "; ".join(said)
 
 
 def _lost_turns(conn: sqlite3.Connection, t: Transcript, thread: str) -> None:
+    """Failed turns kept beside the history (never sent): how many, and the last one's error."""
     rows = conn.execute(
-        "SELECT id, error, created_at FROM lost_turns WHERE conversation_id = ? ORDER BY id", (thread,)
+        "SELECT error FROM lost_turns WHERE conversation_id = ? ORDER BY id", (thread,)
     ).fetchall()
-    for turn_id, error, at in rows:
-        said = str(error or "")
-        said = said if len(said) <= _SHOWN else said[:_SHOWN] + "..."
-        t.markers.append(Marker("lost_turn", None, f"turn {turn_id} failed at {str(at)[:19].replace('T', ' ')} "
-                                f"and was kept beside the history, not in it: {said}"))
     if rows:
-        t.meta["lost_turns"] = len(rows)
+        last = " ".join(str(rows[-1][0] or "").split())
+        last = last if len(last) <= _SHOWN else last[:_SHOWN] + "..."
+        t.meta["lost_turns"] = f"{len(rows)} (the last: {last})"

@@ -112,10 +112,12 @@ def test_each_conversation_is_shown_as_the_conversation_shows_it(written):
     # the stopped call: the stopped text (not the generic one), and a marker naming its state
     [(call_id, name, note)] = _calls(stopped.interrupted)
     assert name == "slow_write" and note.startswith("The user stopped this call")
-    assert [(m.kind, m.ids) for m in stopped.markers] == [("stopped", [call_id])]
+    assert stopped.meta["call_marks"].startswith(f"slow_write {call_id}: stopped ")
     # the killed one: started, never finished (the generic text: it may have partly run)
-    assert [m.kind for m in killed.markers] == ["started"]
-    assert [r.name for r in killed.interrupted] == ["write_file"]
+    [(call_id, name, _)] = _calls(killed.interrupted)
+    assert name == "write_file" and killed.meta["call_marks"].startswith(f"write_file {call_id}: started ")
+    # one finding per call, as the view counts: the state is a fact of the source, not a marker
+    assert not stopped.markers and not killed.markers
     assert plain.valid and not plain.markers and not plain.interrupted
     assert [m.role for m in plain.messages] == ["user", "assistant"]
     # the call waiting for its approval: pending, not broken
@@ -223,7 +225,7 @@ def test_the_command_line_reads_the_store(written, tmp_path):
     shown = _cli(str(path), "--thread", "stopped-one")
     assert shown.returncode == 1, shown.stderr  # a call without a result is a problem until repaired
     assert f"{path}: providerkit, thread stopped-one, 2 messages" in shown.stdout
-    assert "marker stopped at 1: slow_write" in shown.stdout
+    assert "interrupted: slow_write call_1" in shown.stdout
     report = tmp_path / "report.html"
     as_json = _cli(str(path), "--thread", "stopped-one", "--json", "--html", str(report))
     data = json.loads(as_json.stdout)
@@ -253,3 +255,20 @@ def test_a_killed_store_with_a_wal_but_no_shm_file_is_read_from_a_private_copy(t
     assert sorted(before) == ["k.providerkit.sqlite", "k.providerkit.sqlite-wal"]
     assert [m.content for m in load(path).messages] == ["in the wal"]
     assert _files(tmp_path) == before
+
+
+def test_lost_turns_and_metadata_are_facts_of_the_source(tmp_path):
+    path = tmp_path / "m.providerkit.sqlite"
+    with pk.NotebookStore(path) as store:
+        cut = simulate.cut_stream(simulate.ScriptedProvider([simulate.text_turn("A long answer " * 20)]), 3)
+        convo = pk.Conversation(store, "cut", cut, display=False)
+        with pytest.raises(pk.ProviderError) as err:
+            convo.send("Tell me more.")
+        store.set_meta("cut", title="A cut stream", tags=["demo"])
+        [lost] = store.lost_turns("cut")
+    t = load(path)
+    assert t.thread == "cut" and [m.role for m in t.messages] == ["user"]
+    assert t.meta["lost_turns"].startswith("1 (the last: ")
+    assert lost.error.split()[0] in t.meta["lost_turns"] and "cut after 3 chunks" in str(err.value)
+    assert (t.meta["title"], t.meta["tags"]) == ("A cut stream", ["demo"])
+    assert t.meta["session_id"] == convo.session_id

@@ -18,6 +18,17 @@ from .conftest import DEMO, gone_within, wait_for
 pytestmark = pytest.mark.timeout(180)
 
 
+def _setup(tmp_path, notes, server, cid: str) -> str:
+    """The kernel's first cell: the demo MCP server's tools in a Conversation ``cid`` on a store."""
+    return f"""
+import sys, providerkit_nb as pk
+tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
+store = pk.NotebookStore({str(tmp_path / f"{cid}.providerkit.sqlite")!r})
+provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
+convo = pk.Conversation(store, {cid!r}, provider, pk.ToolRegistry(tools), display=False)
+"""
+
+
 def test_stop_mid_mcp_call_in_a_real_kernel(tmp_path, notes):
     answers = [
         call_answer("call_w", "write_note", json.dumps({"name": "n", "text": "t", "delay": 60})),
@@ -26,14 +37,7 @@ def test_stop_mid_mcp_call_in_a_real_kernel(tmp_path, notes):
     with ChatServer(answers) as server:
         k = Kernel(tmp_path)
         try:
-            setup = f"""
-import sys, providerkit_nb as pk
-tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
-store = pk.NotebookStore({str(tmp_path / "k.providerkit.sqlite")!r})
-provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
-convo = pk.Conversation(store, "k", provider, pk.ToolRegistry(tools), display=False)
-"""
-            assert k.run(setup)["status"] == "ok"
+            assert k.run(_setup(tmp_path, notes, server, "k"))["status"] == "ok"
             mid = k.start("convo.send('Write note n.')")
             pid = int(wait_for(notes / "started-write_note", 60))
             k.km.interrupt_kernel()
@@ -65,14 +69,7 @@ def test_a_kernel_restart_mid_call_ends_the_server_before_the_side_effect(tmp_pa
     with ChatServer(answers) as server:
         k = Kernel(tmp_path)
         try:
-            setup = f"""
-import sys, providerkit_nb as pk
-tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
-store = pk.NotebookStore({str(tmp_path / "r.providerkit.sqlite")!r})
-provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
-convo = pk.Conversation(store, "r", provider, pk.ToolRegistry(tools), display=False)
-"""
-            assert k.run(setup)["status"] == "ok"
+            assert k.run(_setup(tmp_path, notes, server, "r"))["status"] == "ok"
             k.start("convo.send('Write note r.')")
             pid = int(wait_for(notes / "started-write_note_blocking", 60))
             restarted = time.monotonic()

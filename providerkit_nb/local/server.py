@@ -180,6 +180,7 @@ def provider_for(base_url: str, *, max_tokens: int | None = 256, **kw: Any) -> P
     from ..providers.factory import openai
 
     kw.setdefault("api_key", "local-no-key")
+    kw.setdefault("server", "llama-cpp-python")  # its refusals are known (JSON form, tool_choice)
     return openai(model=MODEL_NAME, base_url=base_url, max_tokens=max_tokens, **kw)
 
 

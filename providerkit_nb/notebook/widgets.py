@@ -337,7 +337,10 @@ class HistoryView:
         from ..conversation.approval import hints_of
 
         assert self.conversation is not None
-        widget = ApprovalWidget(call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name))
+        widget = ApprovalWidget(
+            call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name),
+            check=self.conversation.approval.check(call),
+        )
         self.asks.children = [*self.asks.children, widget.root]
         self._messages = self.conversation.messages if self.conversation is not None else self._messages
         self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired

@@ -34,10 +34,13 @@ from ..core.repair import (
     RESULT_TO_NOTE,
     Repaired,
 )
+from ..core.text_calls import text_calls
 from . import tools
 from .markdown import render_markdown
 
-__all__ = ["Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT"]
+__all__ = [
+    "Finding", "Row", "Page", "build_page", "fold", "esc", "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT", "CALL_AS_TEXT",
+]
 
 FOLD_LINES = 8  # a text longer than this many lines is folded (its line count shown)
 FOLD_CHARS = 800  # ... or longer than this many characters
@@ -54,7 +57,9 @@ CHANGE_LABELS = {
 # A tool result the source marks as an error (``details[i]["error"]``): shown and filterable,
 # not a finding (the history is valid; the model read the error).
 ERROR_RESULT = "error_result"
-KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error"}
+# An answer holding a tool call the model wrote as text (the server did not parse it): never run.
+CALL_AS_TEXT = "call_as_text"
+KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error", CALL_AS_TEXT: "tool call written as text"}
 _ERROR_BADGE = '<span class="pk-badge pk-bad">error</span>'
 
 
@@ -69,7 +74,7 @@ class Finding:
     transcript)."""
 
     id: str  # "f-3": its anchor
-    kind: str  # a validator rule, "lost_call", a marker kind, "warning", "skipped"
+    kind: str  # a validator rule, "lost_call", a marker kind, "call_as_text", "warning", "skipped"
     title: str
     index: int | None = None  # stored message
     wording: str | None = None  # the provider's own words
@@ -517,7 +522,7 @@ def build_page(
     for k, p in enumerate(problems):
         if k not in used:
             add(str(_get(p, "rule")), str(_get(p, "message") or ""), _get(p, "index"), wording=_get(p, "provider_wording"))
-    for mk in markers:
+    for mk in [*markers, *_calls_as_text(messages)]:
         ids = _get(mk, "ids") or []
         text = str(_get(mk, "text") or "") + (f" ({', '.join(ids)})" if ids else "")
         add(str(_get(mk, "kind")), text, _get(mk, "index"))
@@ -591,6 +596,17 @@ def build_page(
         hand_back=hand_back,
         errors=len(failed),
     )
+
+
+def _calls_as_text(messages: Sequence[Message]) -> Iterable[dict[str, Any]]:
+    """A marker for each answer holding a tool call the model wrote as text."""
+    for i, m in enumerate(messages):
+        written = text_calls(m.content) if isinstance(m, AssistantMessage) and m.content else []
+        if written:
+            names = ", ".join(dict.fromkeys(c.name or "a tool" for c in written))
+            yield {"kind": CALL_AS_TEXT, "index": i, "text": (
+                f"the model wrote a call to {names} as text ({written[0].form}): the server did not turn it into a "
+                "tool call, so it was not run (a server whose chat template cannot render tools)")}
 
 
 def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None, anchor: str = "") -> Page:

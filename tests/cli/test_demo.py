@@ -66,7 +66,12 @@ def test_the_demo_report_says_what_it_shows(tmp_path: Path) -> None:
     answer = stored[-1]
     assert answer.role == "assistant" and not answer.tool_calls and answer.content
     assert json_text(answer.content) not in page  # what the model said after the resume is not shown
-    before = len(stored) - 1  # every message but the resumed answer
+    # the resume first saved what the model was told for the call the kill interrupted (the
+    # library's settling), then the answer: the report shows the history before both
+    told = stored[-2]
+    marks = pk.NotebookStore(tmp_path / "demo-output" / "demo.providerkit.sqlite").call_marks("crash-demo")
+    assert told.role == "tool" and marks[told.tool_call_id].detail.get("by") == "library"
+    before = len(stored) - 2
     assert f"{before} messages as stored" in page
 
 

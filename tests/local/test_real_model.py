@@ -183,10 +183,13 @@ def test_sigkill_mid_tool_then_resume_in_the_parent(local_server: local.LocalSer
     db = sqlite3.connect(tmp_path / "demo.providerkit.sqlite")
     stored = pk.NotebookStore(tmp_path / "demo.providerkit.sqlite").load(demo.STORY_ID)
     db.close()
-    assert [m.role for m in stored] == ["system", "user", "assistant", "assistant"]
+    # the resume saves what the model is told for the killed call (the library settles it), then the answer
+    assert [m.role for m in stored] == ["system", "user", "assistant", "tool", "assistant"]
     (call,) = stored[2].tool_calls or []
     assert call.name == "write_file"
-    assert not stored[3].tool_calls and stored[3].content.strip()
+    marks = pk.NotebookStore(tmp_path / "demo.providerkit.sqlite").call_marks(demo.STORY_ID)
+    assert stored[3].tool_call_id == call.id and marks[call.id].detail.get("by") == "library"
+    assert not stored[4].tool_calls and stored[4].content.strip()
     convo = pk.Conversation(pk.NotebookStore(tmp_path / "demo.providerkit.sqlite"), demo.STORY_ID,
                             local_server.provider(), demo._story_tools(slow_write=False), display=False)
     repaired = convo.repaired.messages

@@ -305,3 +305,13 @@ def test_the_strict_build_fails_on_a_broken_link_a_missing_anchor_and_an_unknown
     assert "does not contain an anchor '#nowhere'" in said
     assert "Could not find cross-reference target 'providerkit_nb.NoSuchName'" in said
     assert "providerkit_nb.repair_history'" not in said  # the name that exists resolved
+
+
+def test_every_relative_link_of_the_readme_points_at_a_file() -> None:
+    """README.md is read on the forge, outside the site: its links into docs/ must resolve."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not re.match(r"^[a-z]+:", link)]
+    assert local
+    missing = [link for link in local if not (REPO / link).exists()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"

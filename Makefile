@@ -4,14 +4,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo demo-local local test lint bench clean notebooks notebooks-cassette wheel-check
+.PHONY: demo demo-local local test lint bench clean notebooks notebooks-cassette wheel-check docs
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): $(PY) pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -25,7 +25,7 @@ demo: $(STAMP)
 LOCAL_STAMP := $(VENV)/.installed-local
 
 $(LOCAL_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,local]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,docs,local]'
 	touch $(LOCAL_STAMP)
 
 local: $(LOCAL_STAMP)
@@ -37,6 +37,12 @@ test: $(STAMP)
 	$(PY) -m ruff check providerkit_nb tests bench
 	$(PY) -m mypy
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The documentation site, built offline into site/ (strict: a broken link, a missing anchor or a
+# reference to a name that no longer exists fails it). `make test` builds it too
+# (tests/test_docs_site.py). Read it with `python -m http.server -d site` (search needs http).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
 # Build the sdist and wheel; install the wheel in a throwaway venv and run its demo elsewhere.
 wheel-check: $(STAMP)
@@ -50,7 +56,7 @@ wheel-check: $(STAMP)
 BENCH_STAMP := $(VENV)/.installed-bench
 
 $(BENCH_STAMP): $(STAMP) pyproject.toml
-	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,bench,fast-json]'
+	$(PY) -m pip install --quiet -e '.[notebook,test,postgres,interop,otel,mcp,docs,bench,fast-json]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
@@ -65,7 +71,7 @@ bench: $(BENCH_STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site
 
 # The notebooks as committed: re-make their recordings, then execute each from them and save it
 # with its outputs (scripts/notebook_outputs.py; tests/notebook/test_saved_outputs.py checks the

@@ -33,21 +33,43 @@ MALFORMED_CODE = "malformed_response"
 
 
 class ErrorKind(StrEnum):
-    """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works)."""
+    """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works).
 
-    ABORTED = "aborted"  # the caller stopped it; never retried
-    TIMEOUT = "timeout"  # our deadline or HTTP 408
-    NETWORK = "network"  # socket, DNS, proxy, or a stream cut before its end
-    OVERLOAD = "overload"  # 5xx, 529, 409, 425, "overloaded"
-    RATE = "rate"  # a per-minute throttle
-    QUOTA = "quota"  # balance or usage window exhausted
-    ENTITLEMENT = "entitlement"  # the plan never included this
-    AUTH = "auth"  # bad or expired credential
-    MODEL = "model"  # model id unknown or not served
-    CONTEXT = "context"  # prompt too long: compact the history
-    CONTENT = "content"  # safety filter, refusal, blocked prompt
-    INVALID = "invalid"  # any other 4xx: a bug in the request
+    Each member's docstring says what it means and what fixes it (the docs' error table is
+    written from them)."""
+
+    ABORTED = "aborted"
+    """The caller stopped it (Stop, Ctrl-C, a client-side cancel). Nothing to fix; never retried."""
+    TIMEOUT = "timeout"
+    """Our deadline passed, or the server answered 408. Retried; if it persists, raise the
+    watchdog's clocks or the provider's ``timeout``."""
+    NETWORK = "network"
+    """The connection failed: socket, DNS, proxy, or a stream cut before its end. Retried;
+    check the network or the ``base_url``."""
+    OVERLOAD = "overload"
+    """The server could not answer (5xx, 529, 409, 425, "overloaded", or a malformed response).
+    Retried; ``pk.with_backup_models`` asks another model."""
+    RATE = "rate"
+    """A per-minute throttle. Wait ``retry_after`` seconds (``pk.with_retry`` does), lower the
+    gate's ``max_concurrent``, or spread the load over keys (``pk.with_key_pool``)."""
+    QUOTA = "quota"
+    """The balance or the usage window is exhausted. Add credit or wait for ``reset_at``; a
+    backup model or another key may still work. Never retried."""
+    ENTITLEMENT = "entitlement"
+    """The plan never included this model or feature. Change the plan or the model."""
+    AUTH = "auth"
+    """The credential is missing, wrong or expired. Fix the key or the token."""
+    MODEL = "model"
+    """The model id is unknown or not served here. Fix the name; a backup model may answer."""
+    CONTEXT = "context"
+    """The prompt is too long for the model. Compact the history (``Conversation(...,
+    compact=True)``) or pick a model with a larger window."""
+    CONTENT = "content"
+    """A safety filter, a refusal or a blocked prompt. Change what is sent."""
+    INVALID = "invalid"
+    """Any other 4xx: a bug in the request. Read ``body`` for what the provider refused."""
     UNKNOWN = "unknown"
+    """Nothing told the kind apart. Read ``body`` and ``status``."""
 
 
 MALFORMED_KIND = ErrorKind.OVERLOAD

@@ -90,8 +90,8 @@ def test_html_writes_the_before_after_report_escaped(tmp_path):
     assert r.returncode == 1
     text = page.read_text()
     assert text.startswith("<!doctype html>") and "call_slow_1" in text
-    # the page's own two scripts (its data and its renderer) and no other: no CDN, nothing from the file
-    assert text.count("<script") == 2 and 'src="http' not in text
+    # the page's own script (its rows are in the page) and no other: no CDN, nothing from the file
+    assert text.count("<script") == 1 and 'src="http' not in text
 
 
 def test_repair_writes_canonical_jsonl_that_imports_and_validates(tmp_path):

@@ -100,7 +100,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
                     for n, u, p, kind, x in w.seen]
             if len(_conversation(seen, w.parent, chain, t)) != len(seen):
                 return _load_tree(source, name, thread)  # a fork, rewind or compaction left lines off the branch
-    _meta(t, w.sid, w.last, thread)
+    _meta(t, w.sid, w.last, thread, w.stamp)
     for what, k in converted.skipped.items():
         t.skip(what, k)
     t.warnings += converted.warnings
@@ -115,7 +115,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
 class _Pass:
     """What the pass over the lines keeps of them for choosing the branch."""
 
-    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last", "uses", "results")
+    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last", "uses", "results", "stamp")
 
     def __init__(self) -> None:
         # every line with a uuid, in file order (progress lines link the chain too)
@@ -131,6 +131,7 @@ class _Pass:
         # malformed), for the calls Claude Code's own resume left off it
         self.uses: dict[str, dict[str, Any]] = {}
         self.results: set[str] = set()
+        self.stamp: Any = None  # the last line's timestamp (a progress line may come after every message)
 
 
 def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
@@ -151,7 +152,7 @@ def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
     for _, o in chosen:
         if isinstance(o.get("sessionId"), str):
             sid = o["sessionId"]
-    _meta(t, sid, chosen[-1][1] if chosen else None, thread)
+    _meta(t, sid, chosen[-1][1] if chosen else None, thread, w.stamp)
     t.messages = _convert(chosen, t)
     if w.uses:
         t.abandoned += left_off_branch(t, w.uses, w.results)
@@ -174,10 +175,13 @@ def _note_calls(obj: dict[str, Any], w: _Pass) -> None:
             w.results.add(b["tool_use_id"])
 
 
-def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None) -> None:
-    """The session id and the last branch line's version, cwd and branch; a session asked for
-    by id that is not this one is refused."""
+def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None, stamp: Any = None) -> None:
+    """The session id and the last branch line's version, cwd and branch, and the time of the
+    file's last line (where a killed session stopped); a session asked for by id that is not
+    this one is refused."""
     t.thread = sid
+    if isinstance(stamp, str):
+        t.meta["last_record"] = stamp
     if last is not None:
         for key in ("version", "cwd", "gitBranch"):
             if last.get(key) is not None:
@@ -200,7 +204,9 @@ def _lines(
     recognised = 0
     skipped = t.skipped  # counted inline (as t.skip does): most lines are skipped progress lines
     known, message_types = _KNOWN_TYPES, _MESSAGE_TYPES
+    stamp = None
     for n, obj in jsonl_records(source, t):
+        stamp = obj.get("timestamp", stamp)
         kind = obj.get("type")
         if type(kind) is not str:
             kind = None
@@ -255,7 +261,7 @@ def _lines(
                 continue
         if isinstance(u, str) and not obj.get("isSidechain"):
             leaf = u
-    w.leaf, w.linked, w.recognised = leaf, linked, recognised
+    w.leaf, w.linked, w.recognised, w.stamp = leaf, linked, recognised, stamp
 
 
 def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:

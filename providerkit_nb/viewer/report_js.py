@@ -98,7 +98,7 @@ function bring(i){  // the row on screen (drawn, in a long page)
  window.scrollTo(0,top());render();window.scrollTo(0,top());render();return el(i);}
 function reveal(e){for(var d=e.parentElement;d;d=d.parentElement){if(d.tagName==="DETAILS")d.open=true;}}
 function select(e,m){document.querySelectorAll(".pk-mark.pk-cur,.pk-hit").forEach(function(c){c.classList.remove("pk-cur");c.classList.remove("pk-hit");});
- var t=m||e;reveal(t);if(m)m.classList.add("pk-cur");else e.classList.add("pk-hit");t.scrollIntoView({block:"center"});}
+ var t=m||e;reveal(t);if(m)m.classList.add("pk-cur");else e.classList.add("pk-hit");t.scrollIntoView({block:m?"center":"start"});}
 function step(dir){
  if(!hitRows.length)return;
  var p=at.p,j=at.j+dir,tries=0,before=0;

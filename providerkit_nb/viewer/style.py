@@ -22,7 +22,7 @@ CSS = """
 .pk-badge{display:inline-block;font-size:11px;padding:0 5px;border-radius:3px;background:#eaeef2;color:#424a53;margin-left:4px;white-space:nowrap}
 .pk-row{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:8px;padding:2px 0;align-items:start}
 .pk-row.pk-one,.pk-row.pk-same{grid-template-columns:minmax(0,1fr)}
-.pk-row,.pk-card,.pk-findings li{scroll-margin-top:56px}
+.pk-row,.pk-card,.pk-findings li{scroll-margin-top:76px}
 .pk-empty{border:1px dashed #d0d7de;border-radius:4px;color:#8c959f;font-size:12px;padding:4px 8px}
 .pk-card{border:1px solid #d0d7de;border-radius:4px;padding:3px 8px;background:#fff;min-width:0}
 .pk-card:target,.pk-card.pk-hit,.pk-row.pk-hit,.pk-row:target{outline:2px solid #0969da}
@@ -96,9 +96,13 @@ CSS = """
 .pk-nested>summary{cursor:pointer;font-size:12px}
 .pk-nested-body{padding:2px 0 2px 4px}
 .pk-timeline{margin:4px 0 8px}
-.pk-timeline svg{display:block;height:96px;max-width:100%;border:1px solid #eaeef2;border-radius:4px;background:#fff}
-.pk-tl-lane{font-size:10px;fill:#57606a}.pk-tl-axis{font-size:10px;fill:#6e7781}
-.pk-tl-break{font-size:11px;fill:#cf222e;font-weight:600}
+.pk-tl-grid{display:grid;grid-template-columns:80px minmax(0,1fr);border:1px solid #eaeef2;border-radius:4px;background:#fff}
+.pk-tl-names{font-size:11px;line-height:20px;padding-left:4px}.pk-tl-names>div{height:20px}
+.pk-tl-plot{position:relative;height:60px}
+.pk-tl-plot svg{display:block;width:100%;height:60px;overflow:visible}
+.pk-tl-axis{display:flex;justify-content:space-between;font-size:11px;color:#6e7781;padding-left:80px}
+.pk-tl-break{position:absolute;top:0;font-size:11px;color:#cf222e;font-weight:600;background:rgba(255,255,255,.85);padding:0 3px}
+.pk-tl-gap{position:absolute;bottom:0;font-size:10px;color:#6e7781;background:rgba(255,255,255,.85)}
 .pk-rendered{border:1px solid #d0d7de;border-radius:4px;padding:4px 8px;margin:2px 0;background:#fff}
 .pk-view mark{color:inherit}
 """

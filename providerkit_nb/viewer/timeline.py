@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY, INTERRUPTED_STOPPED
-from .cards import esc
+from .cards import duration_text, esc, parse_time
 from .style import CSS
 
 __all__ = ["STEP_KINDS", "timeline_html", "repair_texts_html", "lost_html", "session_timeline"]
@@ -82,37 +82,35 @@ def repair_texts_html() -> str:
 
 # --------------------------------------------------------------------------- a whole session
 
-_W = 1000  # the drawing's width in its own units (it scales to the page)
+_W = 1000  # the drawing's width in its own units (it is stretched to the page's width)
 _LANES = (("user", "#0969da"), ("assistant", "#8250df"), ("tool calls", "#1a7f37"))
-_LANE_H = 16
-_TOP = 18
+_LANE_H = 20
 _LINKED = 400  # up to this many timed messages each mark links to its card; more are drawn as one path
-_GAP = 0.2  # a pause longer than this share of the session is drawn short (and labelled)
+_GAP = 0.2  # a pause longer than this share of the session (and over 10 min) is drawn short, and labelled
+_STROKE = 'vector-effect="non-scaling-stroke"'  # the drawing stretches; its lines keep their width
 
 
 def _scale(times: list[datetime]) -> Callable[[datetime], float] | None:
-    """Time to x, with each long pause drawn as a short gap; None when there is no time span."""
+    """Time to x (0 to ``_W``), each long pause drawn short; None when there is no time span."""
     ts = sorted(set(times))
     if len(ts) < 2 or ts[-1] <= ts[0]:
         return None
     total = (ts[-1] - ts[0]).total_seconds()
     long_gap = max(600.0, total * _GAP)
-    # each step of the sorted times: (start, seconds, drawn seconds)
-    steps = []
-    drawn_total = 0.0
+    steps = []  # each step between two times: (its start, its seconds, where it starts drawn)
+    drawn = 0.0
     for a, b in zip(ts, ts[1:], strict=False):
         sec = (b - a).total_seconds()
-        drawn = min(sec, long_gap * 0.1) if sec > long_gap else sec
-        steps.append((a, sec, drawn_total))
-        drawn_total += drawn
+        steps.append((a, sec, drawn))
+        drawn += min(sec, long_gap * 0.1) if sec > long_gap else sec
     starts = [s[0] for s in steps]
 
     def x(t: datetime) -> float:
-        k = max(0, bisect.bisect_right(starts, t) - 1)
-        a, sec, at = steps[min(k, len(steps) - 1)]
-        nxt = steps[k + 1][2] if k + 1 < len(steps) else drawn_total
+        k = min(max(0, bisect.bisect_right(starts, t) - 1), len(steps) - 1)
+        a, sec, at = steps[k]
+        nxt = steps[k + 1][2] if k + 1 < len(steps) else drawn
         frac = 0.0 if sec <= 0 else min(1.0, max(0.0, (t - a).total_seconds() / sec))
-        return round((at + frac * (nxt - at)) / drawn_total * _W, 1) if drawn_total else 0.0
+        return round((at + frac * (nxt - at)) / drawn * _W, 1)
 
     x.gaps = [(a, sec) for a, sec, _ in steps if sec > long_gap]  # type: ignore[attr-defined]
     return x
@@ -122,78 +120,68 @@ def _ticks(marks: list[tuple[float, int, str]], y: float, colour: str, anchor: s
     """One lane's marks: each a link to its card when few, else one path (a long session)."""
     if len(marks) <= _LINKED:
         return "".join(
-            f'<a href="#{anchor}m-{i}"><line x1="{x}" x2="{x}" y1="{y}" y2="{y + _LANE_H - 4}" stroke="{colour}" '
-            f'stroke-width="2"><title>{esc(tip)}</title></line></a>'
+            f'<a href="#{anchor}m-{i}"><line x1="{x}" x2="{x}" y1="{y + 3}" y2="{y + _LANE_H - 3}" stroke="{colour}" '
+            f'stroke-width="2" {_STROKE}><title>{esc(tip)}</title></line></a>'
             for x, i, tip in marks
         )
-    d = "".join(f"M{x} {y}v{_LANE_H - 4}" for x, _, _ in marks)
-    return f'<path d="{d}" stroke="{colour}" stroke-width="1" fill="none"/>'
+    d = "".join(f"M{x} {y + 3}v{_LANE_H - 6}" for x, _, _ in marks)
+    return f'<path d="{d}" stroke="{colour}" stroke-width="1" fill="none" {_STROKE}/>'
 
 
 def session_timeline(page: Any) -> str:
-    """The session over time, drawn here (inline SVG: no script, no network): a lane each for
-    the user's messages, the model's and the tool calls (a bar from the call to its result); a
-    call with no result runs in red from its start to the session's last record, where the
-    break is marked. Empty when the source gives fewer than two times."""
+    """The session over time, drawn here (inline SVG and HTML: no script, no network): a lane
+    each for the user's messages, the model's and the tool calls (a bar from the call to its
+    result); a call with no result runs in red from its start to the session's last record,
+    where the break is marked. Empty when the source gives fewer than two times."""
     times: dict[int, datetime] = page.times
-    x = _scale(list(times.values()))
-    if x is None:
+    last = parse_time(page.meta.get("last_record"))  # the file's last line: a progress line may follow every message
+    x = _scale([*times.values(), *([last] if last is not None else [])])
+    if x is None or not times:
         return ""
-    end = max(times.values())
-    anchor = page.anchor
-    lanes = {"user": [], "assistant": [], "tool calls": []}  # type: dict[str, list[tuple[float, int, str]]]
+    start, end = min(times.values()), max([*times.values(), *([last] if last is not None else [])])
+    lanes: dict[str, list[tuple[float, int, str]]] = {name: [] for name, _ in _LANES}
     for r in page.rows:
-        if r.before is None or r.before not in times or r.role not in lanes:
-            continue
-        t = times[r.before]
-        lanes[r.role].append((x(t), r.before, f"#{r.before} {r.role} {t:%Y-%m-%d %H:%M:%S}"))
-    parts = []
-    for k, (name, colour) in enumerate(_LANES):
-        y = _TOP + k * (_LANE_H + 4)
-        parts.append(f'<text x="2" y="{y + 10}" class="pk-tl-lane">{esc(name)}</text>')
-        if name != "tool calls":
-            parts.append(_ticks(lanes[name], y, colour, anchor))
-    y = _TOP + 2 * (_LANE_H + 4)
-    bars = [f"M{x(times[a])} {y + 6}H{max(x(times[a]) + 1.5, x(times[b]))}"
+        if r.before is not None and r.before in times and r.role in lanes:
+            t = times[r.before]
+            lanes[r.role].append((x(t), r.before, f"#{r.before} {r.role} {t:%Y-%m-%d %H:%M:%S}"))
+    y_calls = 2 * _LANE_H
+    parts = [_ticks(lanes[name], k * _LANE_H, colour, page.anchor) for k, (name, colour) in enumerate(_LANES[:2])]
+    bars = [f"M{x(times[a])} {y_calls + _LANE_H / 2}H{max(x(times[a]) + 1, x(times[b]))}"
             for a, b, _ in page.spans.values() if a in times and b in times]
     if bars:
-        parts.append(f'<path d="{"".join(bars)}" stroke="#1a7f37" stroke-width="8" fill="none"/>')
-    parts += _lost_marks(page, x, end, y, anchor)
-    parts += _gap_marks(x, y)
-    start = min(times.values())
-    height = _TOP + 3 * (_LANE_H + 4) + 14
-    axis = (f'<text x="60" y="{height - 2}" class="pk-tl-axis">{start:%Y-%m-%d %H:%M:%S}</text>'
-            f'<text x="{_W}" y="{height - 2}" text-anchor="end" class="pk-tl-axis">{end:%Y-%m-%d %H:%M:%S} '
-            f"({_span_text((end - start).total_seconds())})</text>")
-    return (f'<div class="pk-timeline"><div class="pk-lbl">the session over time (each mark links to its message; '
-            f'a green bar is a call running, a red one a call that never returned)</div>'
-            f'<svg viewBox="0 0 {_W + 8} {height}" width="100%" preserveAspectRatio="none" role="img" '
-            f'aria-label="timeline of the session">{"".join(parts)}{axis}</svg></div>')
+        parts.append(f'<path d="{"".join(bars)}" stroke="#1a7f37" stroke-width="8" fill="none" {_STROKE}/>')
+    lost, notes = _lost_marks(page, x, end, y_calls)
+    parts += lost
+    notes += [f'<span class="pk-tl-gap" style="left:{x(a) / _W:.1%}">\u22ef {esc(_span_text(sec))} later</span>'
+              for a, sec in getattr(x, "gaps", [])]
+    names = "".join(f'<div style="color:{c}">{esc(n)}</div>' for n, c in _LANES)
+    return (
+        '<div class="pk-timeline"><div class="pk-lbl">the session over time: each mark links to its message; a '
+        'green bar is a call running, a red one a call that never returned</div><div class="pk-tl-grid">'
+        f'<div class="pk-tl-names">{names}</div><div class="pk-tl-plot">'
+        f'<svg viewBox="0 0 {_W} {3 * _LANE_H}" preserveAspectRatio="none" role="img" '
+        f'aria-label="timeline of the session">{"".join(parts)}</svg>{"".join(notes)}</div></div>'
+        f'<div class="pk-tl-axis"><span>{start:%Y-%m-%d %H:%M:%S}</span><span>{end:%Y-%m-%d %H:%M:%S} '
+        f"({esc(duration_text((end - start).total_seconds()))} in all)</span></div></div>"
+    )
 
 
-def _lost_marks(page: Any, x: Any, end: datetime, y: float, anchor: str) -> list[str]:
-    """Each call with no result: a red bar from its start to the last record; the break itself."""
-    out = []
+def _lost_marks(page: Any, x: Any, end: datetime, y: float) -> tuple[list[str], list[str]]:
+    """Each call with no result: a red bar from its start to the last record; the break itself
+    (a line, and a note over the drawing)."""
+    out, notes = [], []
     lost = [f for f in page.findings if f.kind == "lost_call" and f.index is not None and f.index in page.times]
     for f in lost:
         x0 = x(page.times[f.index])
-        out.append(f'<a href="#{anchor}m-{f.index}"><path d="M{x0} {y + 6}H{max(x0 + 3, x(end))}" stroke="#cf222e" '
-                   f'stroke-width="8" stroke-dasharray="6 3"><title>{esc(f.title)}</title></path></a>')
+        out.append(f'<a href="#{page.anchor}m-{f.index}"><path d="M{x0} {y + _LANE_H / 2}H{max(x0 + 2, x(end))}" '
+                   f'stroke="#cf222e" stroke-width="8" stroke-dasharray="6 3" {_STROKE}><title>{esc(f.title)}'
+                   "</title></path></a>")
     if lost:
         xe = x(end)
-        out.append(f'<line x1="{xe}" x2="{xe}" y1="4" y2="{y + _LANE_H}" stroke="#cf222e" stroke-width="2"/>'
-                   f'<text x="{xe - 4}" y="12" text-anchor="end" class="pk-tl-break">\u2715 the break: last record '
-                   f"{end:%H:%M:%S}</text>")
-    return out
-
-
-def _gap_marks(x: Any, y: float) -> list[str]:
-    out = []
-    for a, sec in getattr(x, "gaps", []):
-        xa = x(a)
-        out.append(f'<text x="{xa + 2}" y="{y + _LANE_H + 10}" class="pk-tl-axis">\u22ef {esc(_span_text(sec))} '
-                   "later</text>")
-    return out
+        out.append(f'<line x1="{xe}" x2="{xe}" y1="0" y2="{3 * _LANE_H}" stroke="#cf222e" stroke-width="2" {_STROKE}/>')
+        notes.append(f'<span class="pk-tl-break" style="right:{1 - xe / _W:.1%}">\u2715 the break: the last '
+                     f"record, {end:%H:%M:%S}</span>")
+    return out, notes
 
 
 def _span_text(seconds: float) -> str:

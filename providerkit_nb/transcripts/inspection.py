@@ -31,10 +31,27 @@ from .base import Marker
 from .provider_dialects import detect_format
 from .resume_findings import abandoned_calls
 
-__all__ = ["inspect", "inspect_transcript", "Inspection", "detect_format"]
+__all__ = ["inspect", "inspect_transcript", "Inspection", "NestedInspection", "detect_format"]
 
 _DANGLING_RULES = ("dangling",)  # substrings of the rule ids that name a call without result
 TRUNCATED = "source.truncated"  # the finding for a file cut short (what is whole of it was read)
+
+
+@dataclass
+class NestedInspection:
+    """A sub-agent or a branch not resumed, inspected on its own, and where it hangs."""
+
+    kind: str  # "subagent" | "branch"
+    label: str
+    inspection: Inspection
+    call_id: str | None = None  # the call that started it (a sub-agent)
+    index: int | None = None  # the message it forked after (a branch)
+
+    def to_json(self) -> dict[str, Any]:
+        i = self.inspection
+        return {"kind": self.kind, "label": self.label, "call_id": self.call_id, "index": self.index,
+                "messages": len(i.messages), "problems": len(i.problems),
+                "interrupted": [r.original_id for r in i.interrupted], "nested": [n.to_json() for n in i.nested]}
 
 
 @dataclass
@@ -62,6 +79,7 @@ class Inspection:
     abandoned: list[Any] = field(default_factory=list)
     details: dict[int, dict[str, Any]] = field(default_factory=dict)  # time, model, tokens per message
     sources: dict[str, str] = field(default_factory=dict)  # tool name -> where it runs (tools=)
+    nested: list[NestedInspection] = field(default_factory=list)  # its sub-agents and branches not resumed
 
     @property
     def path(self) -> str:
@@ -115,6 +133,7 @@ class Inspection:
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
             "abandoned": [a.to_dict() for a in self.abandoned],
             "error_results": self.error_results,
+            **({"nested": [n.to_json() for n in self.nested]} if self.nested else {}),
         }
 
     def __repr__(self) -> str:
@@ -135,7 +154,21 @@ class Inspection:
         lines += self._source_lines()
         lines += self._call_lines()
         lines.extend(f"  warning: {w}" for w in self.warnings)
+        lines += self._nested_lines()
         return "\n".join(lines)
+
+    def _nested_lines(self, depth: int = 1) -> list[str]:
+        """Its sub-agents and branches not resumed, each with its own counts and calls."""
+        lines = []
+        pad = "  " * depth
+        for n in self.nested:
+            i = n.inspection
+            where = f" under call {n.call_id}" if n.call_id else ""
+            what = "sub-agent" if n.kind == "subagent" else "branch not resumed"
+            lines.append(f"{pad}{what} {n.label}{where}: {len(i.messages)} messages, {len(i.problems)} problem(s)")
+            lines += [pad + x for x in i._call_lines() if x.strip()]
+            lines += i._nested_lines(depth + 1)
+        return lines
 
     def _problem_lines(self) -> list[str]:
         lines = []
@@ -262,7 +295,17 @@ def inspect_transcript(
         meta=dict(t.meta),
         abandoned=abandoned,
         details=dict(t.details),
+        nested=[_nested(n, wire, is_read_only) for n in t.nested],
     )
+
+
+def _nested(n: Any, wire: str | None, is_read_only: Callable[[str], bool] | None) -> NestedInspection:
+    """A sub-agent or branch inspected as a conversation of its own. What its agent's own resume
+    would do does not apply (a sub-agent is not resumed; a branch's calls are the session's
+    findings already), so it has no abandoned calls of its own."""
+    found = inspect_transcript(n.transcript, wire=wire, is_read_only=is_read_only)
+    found.abandoned = []
+    return NestedInspection(n.kind, n.label, found, n.call_id, n.index)
 
 
 def _count_rule_absorbed(problems: list[Any], messages: list[Message]) -> list[Any]:

@@ -137,14 +137,15 @@ class Row:
     Its cards are built when first asked for, so a view of a long history pays only for the
     rows it shows. ``same``: the message is sent as it is stored (a view draws one card)."""
 
-    __slots__ = ("before", "after", "role", "text", "kinds", "same", "_sides", "_html")
+    __slots__ = ("before", "after", "role", "text", "kinds", "same", "nested", "_sides", "_html")
 
     def __init__(
         self, before: int | None, after: int | None, role: str, text: str, kinds: list[str],
-        sides: tuple[_Side, _Side | None], same: bool = False,
+        sides: tuple[_Side, _Side | None], same: bool = False, nested: list[NestedPage] | None = None,
     ) -> None:
         self.before, self.after, self.role, self.text, self.kinds = before, after, role, text, kinds
         self.same = same
+        self.nested = nested or []  # the sub-agents and branches that hang from its stored message
         self._sides = sides
         self._html: tuple[str, str] | None = None
 
@@ -393,6 +394,15 @@ class _Side:
     def anchor(self, i: int) -> str:
         return f"{self.prefix}{i}"
 
+    def nested_at(self, i: int) -> list[NestedPage]:
+        """The nested pages that hang from message ``i``: from its calls, or forked after it."""
+        m = self.messages[i]
+        out = list(self.under_index.get(i, ()))
+        if isinstance(m, AssistantMessage):
+            for c in m.tool_calls or ():
+                out += self.under_call.get(c.id, ())
+        return out
+
     def failed(self, i: int) -> bool:
         """Whether message ``i`` is a tool result its source marks as an error."""
         d = self.details.get(i)
@@ -444,7 +454,7 @@ class _Side:
             system = isinstance(m, SystemMessage)  # verbatim: see the module's docstring
             parts.append(fold(text_of(m), label="system prompt" if system else "", limit=self.limit, md=not system))
         parts += [_finding_box(f) for f in here if f.kind not in ("lost_call", "subagent", "branch")]
-        parts += [_nested_html(n) for n in self.under_index.get(i, ())]
+        parts += [_nested_pointer(n) for n in self.under_index.get(i, ())]
         cls = " ".join(["pk-card", f"pk-r-{esc(m.role)}", *flags])
         return f'<div class="{cls}" id="{self.anchor(i)}">{"".join(parts)}</div>'
 
@@ -503,7 +513,7 @@ class _Side:
             out.append(_lost_box(lost))
         else:
             out.append('<div class="pk-lbl">no result yet</div>')
-        out += [_nested_html(n) for n in self.under_call.get(call_id, ())]
+        out += [_nested_pointer(n) for n in self.under_call.get(call_id, ())]
         out.append("</div>")
         return "".join(out)
 
@@ -575,11 +585,11 @@ def _finding_box(f: Finding) -> str:
     )
 
 
-def _nested_html(n: NestedPage) -> str:
-    # the page's renderer draws a nested page (it imports this module: imported here, not above)
-    from .page import nested_html
-
-    return nested_html(n)
+def _nested_pointer(n: NestedPage) -> str:
+    """On the card it hangs from: that a sub-agent or a branch is drawn right under the card."""
+    what = "started the sub-agent" if n.kind == "subagent" else "a branch that was not resumed left here:"
+    return (f'<div class="pk-lbl pk-nested-ptr">\u21b3 {what} <b>{esc(n.label)}</b>: {n.page.stored:,} message(s), '
+            f"{len(n.page.findings)} finding(s), shown under this message</div>")
 
 
 # --------------------------------------------------------------------------- alignment
@@ -764,11 +774,11 @@ class _Builder:
         """A sub-agent or a branch with findings of its own is named at the top, linked to where
         it hangs."""
         for n in self.o.nested:
-            found = [f for f in n.page.findings if f.kind not in ("skipped", "warning")]
-            if not found:
+            if all(f.kind in ("skipped", "warning") for f in n.page.findings):
                 continue
             at = self.calls_at.get(n.call_id) if n.call_id is not None else n.index
-            self.add(n.kind, f"{n.label}: {len(found)} finding(s) of its own", at, call_id=n.call_id)
+            what = "sub-agent" if n.kind == "subagent" else "branch not resumed"
+            self.add(n.kind, f"{what} {n.label}: {len(n.page.findings)} finding(s) of its own", at, call_id=n.call_id)
 
     # rows --------------------------------------------------------------------
 
@@ -818,7 +828,8 @@ class _Builder:
             role = (self.messages[b] if b is not None else self.repaired.messages[a or 0]).role
             same = sent is not None and b is not None and a is not None and not kinds \
                 and stored.results(b) == sent.results(a)
-            rows.append(Row(b, a, role, text[:SEARCH_CHARS].lower(), kinds, (stored, sent), same))
+            nested = stored.nested_at(b) if b is not None and (stored.under_call or stored.under_index) else None
+            rows.append(Row(b, a, role, text[:SEARCH_CHARS].lower(), kinds, (stored, sent), same, nested))
         return rows, len(failed)
 
     def _spans(self) -> dict[str, tuple[int, int, float]]:
@@ -849,6 +860,9 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None,
                                               anchor=f"{anchor}{n.kind[0]}{k + 1}-"), n.call_id, n.index)
         for k, n in enumerate(getattr(obj, "nested", ()) or ())
     ]
+    skipped = dict(getattr(obj, "skipped", None) or {})
+    if any(n.kind == "branch" for n in nested):
+        skipped.pop("off_branch", None)  # shown: each branch not resumed is a nested page
     return build_page(
         obj.messages,
         getattr(obj, "repaired", None),
@@ -857,7 +871,7 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None,
             title=title or str(getattr(obj, "source", "Transcript")),
             source_format=getattr(obj, "format", None),
             markers=getattr(obj, "markers", ()) or (),
-            skipped=getattr(obj, "skipped", None),
+            skipped=skipped,
             warnings=getattr(obj, "warnings", ()) or (),
             pending=getattr(obj, "pending_approval", ()) or (),
             abandoned=getattr(obj, "abandoned", ()) or (),
@@ -865,7 +879,7 @@ def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None,
             meta=getattr(obj, "meta", None),
             max_chars=max_chars,
             anchor=anchor,
-            hand_back=hand_back_command(obj),
+            hand_back=None if anchor else hand_back_command(obj),  # a nested page is handed back with its session
             nested=nested,
         ),
     )

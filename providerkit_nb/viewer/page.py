@@ -58,11 +58,13 @@ def _headline(page: Page) -> str:
     return f'<div class="pk-summary"><b>{esc(page.title)}</b>{esc(fmt)}: {esc("; ".join(headline(page)))}</div>'
 
 
-def findings_html(page: Page, *, limit: int | None = None) -> str:
-    """The summary, the session's timeline and the findings, each linking to its card (``#m-<index>``)."""
+def findings_html(page: Page, *, limit: int | None = None, nested: bool = False) -> str:
+    """The summary, the session's timeline and the findings, each linking to its card
+    (``#m-<index>``). ``nested``: a sub-agent's or a branch's, under its session's (no facts
+    the session's header already gives)."""
     out = [_headline(page)]
     facts = [(k, v) for k, v in page.meta.items() if isinstance(v, str | int | float) and not isinstance(v, bool)]
-    if facts:  # what the source says about itself: session id, model, working directory, version
+    if facts and not nested:  # what the source says about itself: session id, model, working directory, version
         out.append('<div class="pk-lbl">' + " \u00b7 ".join(f"{esc(k)}: {esc(v)}" for k, v in facts[:12]) + "</div>")
     if page.valid:
         out.append(
@@ -95,16 +97,22 @@ def _finding_item(page: Page, f: Finding) -> str:
 
 
 def nested_html(n: NestedPage) -> str:
-    """A sub-agent or a branch, folded: its own findings and every one of its messages."""
+    """A sub-agent or a branch, folded: its own findings and every one of its messages, in one
+    column (what the model will read for a call with no result is on that call's card)."""
     sub = n.page
     what = "sub-agent" if n.kind == "subagent" else "branch not resumed"
-    found = [f for f in sub.findings if f.kind not in ("skipped", "warning")]
-    count = f"{sub.stored:,} message(s), {len(found)} finding(s)"
+    count = f"{sub.stored:,} message(s), {len(sub.findings)} finding(s)"
+    rows = "".join(_one_column(sub, r) for r in sub.rows if r.before is not None)
     return (
         f'<details class="pk-nested pk-nested-{esc(n.kind)}"><summary><b>{what}</b> {esc(n.label)} '
         f'<span class="pk-lbl">{esc(count)}</span></summary><div class="pk-nested-body">'
-        f"{findings_html(sub)}{rows_html(sub, range(len(sub.rows)))}</div></details>"
+        f"{findings_html(sub, nested=True)}{rows}</div></details>"
     )
+
+
+def _one_column(page: Page, r: Row) -> str:
+    return f'<div class="pk-row pk-one">{r.before_html}</div>' + "".join(
+        f'<div class="pk-row pk-one pk-nested-row">{nested_html(n)}</div>' for n in r.nested)
 
 
 def _hand_back(page: Page) -> str:
@@ -123,16 +131,19 @@ def _row(page: Page, r: Row, k: int | None = None) -> str:
     data = "" if k is None else (f' data-row="{k}" data-r="{esc(r.role)}" data-k="{esc(" ".join(r.kinds))}"'
                                  f' data-b="{"" if r.before is None else r.before}"'
                                  f' data-a="{"" if r.after is None else r.after}"')
+    under = "".join(nested_html(n) for n in r.nested)
+    if under:  # drawn across the page under the row (inside it: a filter keeps or hides them together)
+        under = f'<div class="pk-under">{under}</div>'
     if not page.changed:
-        return f'<div class="pk-row pk-one"{data}>{r.before_html}</div>'
+        return f'<div class="pk-row pk-one"{data}>{r.before_html}{under}</div>'
     if r.same:
         sent = f"{page.anchor}a-{r.after}"
         note = "" if r.after == r.before else f' (sent as #{r.after})'
         return (f'<div class="pk-row pk-same" id="{sent}" title="sent as it is stored{note}"{data}>'
-                f"{r.before_html}</div>")
+                f"{r.before_html}{under}</div>")
     before = r.before_html or '<div class="pk-empty">not in the stored history (added by repair)</div>'
     after = r.after_html or '<div class="pk-empty">not sent (dropped by repair)</div>'
-    return f'<div class="pk-row"{data}>{before}{after}</div>'
+    return f'<div class="pk-row"{data}>{before}{after}{under}</div>'
 
 
 def _columns(page: Page) -> str:

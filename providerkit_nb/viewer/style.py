@@ -95,6 +95,8 @@ CSS = """
 .pk-nested-branch{border-left-color:#8c959f;background:#fafafa}
 .pk-nested>summary{cursor:pointer;font-size:12px}
 .pk-nested-body{padding:2px 0 2px 4px}
+.pk-under{grid-column:1/-1}
+.pk-nested-ptr{margin:2px 0}
 .pk-timeline{margin:4px 0 8px}
 .pk-tl-grid{display:grid;grid-template-columns:80px minmax(0,1fr);border:1px solid #eaeef2;border-radius:4px;background:#fff}
 .pk-tl-names{font-size:11px;line-height:20px;padding-left:4px}.pk-tl-names>div{height:20px}

@@ -137,7 +137,7 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     assert r.returncode == 1, r.stderr
     assert "1 problem(s)" in r.stdout and r.stdout.count(call_id + "'") == 1
     assert "dangling_tool_use" not in r.stdout and "dangling_function_call" not in r.stdout
-    assert "the provider says: " in r.stdout and wording in r.stdout
+    assert "the provider would answer: " in r.stdout and wording in r.stdout  # the views' words
     out = json.loads(run("inspect", src, "--json").stdout)
     assert [p["rule"] for p in out["problems"]] == ["dangling_call"]
     assert call_id in out["problems"][0]["message"] and wording in out["problems"][0]["provider_wording"]

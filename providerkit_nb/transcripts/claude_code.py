@@ -541,6 +541,8 @@ def _convert(
     # in ``out`` and its texts, thoughts, reasoning items and calls
     group: tuple[int, list[str], list[str], list[Any], list[ToolCall]] | None = None
     no_source, assistant_blocks = _NO_SOURCE, _ASSISTANT_BLOCKS
+    if upto is not None:
+        chosen = _counted(chosen, out, upto)
     for n, o in chosen:
         msg = o["message"]  # a dict: _load skipped message lines without one
         c = msg.get("content")
@@ -580,8 +582,6 @@ def _convert(
                 info[-1].update(_details(o, msg))  # the last line of a message carries its final usage
             elif not kept:
                 t.skip("empty_line")
-            if upto is not None:
-                upto[n] = len(out)
             continue
         last_msg_id = None
         first = len(out)
@@ -593,8 +593,6 @@ def _convert(
             group = None
         info.append(_details(o, msg))
         produced.append(len(out) - first)
-        if upto is not None:
-            upto[n] = len(out)
     if group is not None:
         _close(out, group)
     ends: list[int] = []
@@ -613,6 +611,21 @@ def _convert(
     return out
 
 
+def _counted(
+    chosen: Iterable[tuple[int, dict[str, Any]]], out: list[Message], upto: dict[int, int],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``chosen``, noting for each line how many messages ``out`` holds once it is converted
+    (read when the next line is asked for, or the lines run out)."""
+    prev = None
+    for n, o in chosen:
+        if prev is not None:
+            upto[prev] = len(out)
+        yield n, o
+        prev = n
+    if prev is not None:
+        upto[prev] = len(out)
+
+
 def _user_line(
     n: int, o: dict[str, Any], bs: list[Any], at: int, out: list[Message], names: dict[str, str],
     pending_markers: list[tuple[int, Marker]], t: Transcript,
@@ -624,7 +637,6 @@ def _user_line(
     parts: list[TextPart | ImagePart | FilePart] = []
     interrupts: list[tuple[int, Marker]] = []
     rejected = o.get("toolUseResult") == REJECTED
-    agent = o.get("toolUseResult", {}).get("agentId") if isinstance(o.get("toolUseResult"), dict) else None
     for b in bs:
         bt = b.get("type") if isinstance(b, dict) else None
         if type(bt) is not str or bt not in _USER_BLOCKS or (
@@ -643,8 +655,6 @@ def _user_line(
                 out.append(ToolMessage(call_id, names.get(call_id, ""), text, images or None))
                 if b.get("is_error") is True:
                     t.failed(call_id)
-                if isinstance(agent, str):  # an Agent (Task) call's result names the sub-agent it ran
-                    t.meta.setdefault("agent_calls", {})[agent] = call_id
                 shown = _result_text(content)
                 if rejected:
                     pending_markers.append((at, Marker("rejected", None, REJECTED, [b.get("tool_use_id", "")])))
@@ -664,9 +674,21 @@ def _user_line(
     if not k:
         return False
     pending_markers += interrupts  # after the results' markers, as the importer's order gives them
+    _agent_call(o, bs, t)
     if parts:
         out.append(UserMessage(parts[0].text) if len(parts) == 1 and isinstance(parts[0], TextPart) else UserMessage(parts))
     return True
+
+
+def _agent_call(o: dict[str, Any], bs: list[Any], t: Transcript) -> None:
+    """An Agent (Task) call's result names the sub-agent it ran: kept to place the sub-agent's file
+    when no ``.meta.json`` names its call."""
+    result = o.get("toolUseResult")
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    if isinstance(agent, str):
+        for b in bs:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                t.meta.setdefault("agent_calls", {})[agent] = b["tool_use_id"]
 
 
 def _close(out: list[Message], group: tuple[int, list[str], list[str], list[Any], list[ToolCall]]) -> None:

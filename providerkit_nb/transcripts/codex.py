@@ -52,22 +52,9 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
         elif kind == "response_item":
             reader.add(payload, f"line {n}", _stamp(line.get("timestamp"), model, payload))
         elif kind == "compacted":
-            history = payload.get("replacement_history")
-            if isinstance(history, list):
-                reader.reset(history, f"line {n}")
-                reader.mark("compacted", "history replaced by a compaction")
-            else:
-                t.skip("record:compacted")
+            _compacted(t, reader, payload, n)
         elif kind == "event_msg":
-            sub = payload.get("type") if isinstance(payload.get("type"), str) else "(invalid type)"
-            if sub == "turn_aborted":
-                turn = payload.get("turn_id")
-                what = f"turn {turn}" if isinstance(turn, str) else "turn"
-                reader.mark("turn_aborted", f"{what} aborted ({payload.get('reason') or 'no reason given'})")
-            else:
-                t.skip(f"event_msg:{sub}")
-                if sub == "token_count" and (tokens := _tokens(payload)):
-                    reader.stamp_last_answer(tokens=tokens)
+            _event(t, reader, payload)
         else:
             t.skip(f"record:{kind}")
             if kind == "token_usage_record" and (tokens := _usage(payload.get("usage"))):
@@ -81,6 +68,29 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
     if isinstance(last, str):
         t.meta["last_record"] = last  # where a killed session stopped: the timeline marks it
     return t
+
+
+def _compacted(t: Transcript, reader: ItemReader, payload: dict[str, Any], n: int) -> None:
+    history = payload.get("replacement_history")
+    if isinstance(history, list):
+        reader.reset(history, f"line {n}")
+        reader.mark("compacted", "history replaced by a compaction")
+    else:
+        t.skip("record:compacted")
+
+
+def _event(t: Transcript, reader: ItemReader, payload: dict[str, Any]) -> None:
+    """A UI event: ``turn_aborted`` is a marker, ``token_count`` the tokens of the answer before
+    it; every other one is skipped and counted."""
+    sub = payload.get("type") if isinstance(payload.get("type"), str) else "(invalid type)"
+    if sub == "turn_aborted":
+        turn = payload.get("turn_id")
+        what = f"turn {turn}" if isinstance(turn, str) else "turn"
+        reader.mark("turn_aborted", f"{what} aborted ({payload.get('reason') or 'no reason given'})")
+        return
+    t.skip(f"event_msg:{sub}")
+    if sub == "token_count" and (tokens := _tokens(payload)):
+        reader.stamp_last_answer(tokens=tokens)
 
 
 def _stamp(ts: Any, model: str | None, item: dict[str, Any]) -> dict[str, Any]:

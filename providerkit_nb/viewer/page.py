@@ -276,8 +276,6 @@ body{margin:0 16px 24px}
 #pk-rows{overflow-anchor:none}
 #pk-rows.pk-all>.pk-row{content-visibility:auto;contain-intrinsic-size:auto 80px}
 #pk-rows>.pk-row[hidden]{display:none}
-.pk-mark{background:#fff8c5;outline:1px solid #d4a72c;color:inherit}
-.pk-mark.pk-cur{background:#ffb700;outline:2px solid #bf8700}
 .pk-noscript{border:1px dashed #d0d7de;padding:4px 8px;margin:6px 0;color:#57606a}
 @media print{
  #pk-bar,#pk-top,#pk-bot,.pk-noscript-hint{display:none!important}

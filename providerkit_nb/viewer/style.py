@@ -107,4 +107,6 @@ CSS = """
 .pk-tl-gap{position:absolute;bottom:0;font-size:10px;color:#6e7781;background:rgba(255,255,255,.85)}
 .pk-rendered{border:1px solid #d0d7de;border-radius:4px;padding:4px 8px;margin:2px 0;background:#fff}
 .pk-view mark{color:inherit}
+.pk-mark{background:#fff8c5;outline:1px solid #d4a72c;color:inherit}
+.pk-mark.pk-cur{background:#ffb700;outline:2px solid #bf8700}
 """

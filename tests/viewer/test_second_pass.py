@@ -16,6 +16,7 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb.core.messages import ensure_messages
 from providerkit_nb.viewer import build_page, report_html
+from tests.viewer.test_cards import _broken
 
 FIXTURES = Path(__file__).resolve().parents[1] / "transcripts" / "fixtures"
 AGENTS = FIXTURES / "coding_agents"
@@ -24,16 +25,6 @@ SUB = AGENTS / "claude_code" / "subagents_killed.jsonl"
 
 def _ids(html: str) -> list[str]:
     return re.findall(r' id="([^"]+)"', html)
-
-
-def _broken() -> list[dict]:
-    return [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "a", "name": "read_file", "arguments": "{}"}, {"id": "b", "name": "write_file", "arguments": "{}"}]},
-        {"role": "tool", "tool_call_id": "a", "name": "read_file", "content": "text"},
-        {"role": "user", "content": "and then?"},
-    ]
 
 
 # --------------------------------------------------------------------------- ids, one per view

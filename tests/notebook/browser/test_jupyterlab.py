@@ -317,7 +317,22 @@ def test_a_finding_link_in_the_widget_scrolls_to_its_card(lab, tmp_path):
                 return {visible: r.bottom > 0 && r.top < window.innerHeight, widget: !!e.closest('.widget-html')}; }""",
                                    target)
             page.screenshot(path=str(OUTPUT / "jupyterlab-finding-link.png"), full_page=False)
+            # the widget's search marks every match and steps through them
+            box = page.locator(".widget-text input[placeholder^='search text']")
+            box.fill("xterm")
+            box.press("Enter")
+            marks = page.locator(".widget-html mark.pk-mark")
+            marks.first.wait_for(timeout=30_000)
+            step = page.locator(".widget-button", has_text="match \u25bc")
+            step.click()
+            step.click()
+            page.locator(".widget-label", has_text="match 2 of").wait_for(timeout=30_000)
+            current = page.locator(".widget-html mark.pk-mark.pk-cur")
+            current.scroll_into_view_if_needed()
+            said = (current.count(), current.first.inner_text().lower(), marks.count())
+            page.screenshot(path=str(OUTPUT / "jupyterlab-widget-search.png"), full_page=False)
         finally:
             ctx.close()
     assert ids and len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1][:5]
     assert landed == {"visible": True, "widget": True}
+    assert said[0] == 1 and said[1] == "xterm" and said[2] > 3

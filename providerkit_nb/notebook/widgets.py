@@ -400,7 +400,10 @@ class HistoryView:
         from ..conversation.approval import hints_of
 
         assert self.conversation is not None
-        widget = ApprovalWidget(call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name))
+        widget = ApprovalWidget(
+            call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name),
+            check=self.conversation.approval.check(call),
+        )
         self.asks.children = [*self.asks.children, widget.root]
         self._messages = self.conversation.messages if self.conversation is not None else self._messages
         self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired
@@ -539,7 +542,7 @@ class HistoryView:
         page = self.cards_page()
         key = uuid4().hex
         show: Callable[..., Any] = display  # IPython's display is untyped
-        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page, prefix=f"s{key[:8]}-")}</div>',
+        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page, prefix=f"s{self._key}-")}</div>',
               "text/plain": text_summary(page)}, raw=True)
         self.hide_static.value = f'<style>.jp-OutputArea-child:has(.pk-static[data-pk-view="{key}"]),' \
             f' .pk-static[data-pk-view="{key}"] {{display: none}}</style>'

@@ -46,12 +46,13 @@ from ..core.repair import (
     Repaired,
     lost_safety,
 )
+from ..core.text_calls import text_calls
 from . import tools
 from .markdown import render_markdown
 
 __all__ = [
     "Finding", "Row", "Page", "PageOptions", "NestedPage", "build_page", "page_of", "fold", "esc", "scoped",
-    "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT", "duration_text",
+    "CHANGE_LABELS", "KIND_LABELS", "ERROR_RESULT", "CALL_AS_TEXT", "duration_text",
 ]
 
 FOLD_LINES = 8  # a text longer than this many lines is folded (its line count shown)
@@ -69,7 +70,9 @@ CHANGE_LABELS = {
 # A tool result the source marks as an error (``details[i]["error"]``): shown and filterable,
 # not a finding (the history is valid; the model read the error).
 ERROR_RESULT = "error_result"
-KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error",
+# An answer holding a tool call the model wrote as text (the server did not parse it): never run.
+CALL_AS_TEXT = "call_as_text"
+KIND_LABELS = {**CHANGE_LABELS, ERROR_RESULT: "tool result was an error", CALL_AS_TEXT: "tool call written as text",
                "subagent": "sub-agent with findings", "branch": "branch not resumed, with findings"}
 _ERROR_BADGE = '<span class="pk-badge pk-bad">error</span>'
 
@@ -98,7 +101,7 @@ class Finding:
     transcript)."""
 
     id: str  # "f-3": its anchor
-    kind: str  # a validator rule, "lost_call", a marker kind, "warning", "skipped", "subagent", "branch"
+    kind: str  # a validator rule, "lost_call", a marker kind, "call_as_text", "warning", "skipped", "subagent", "branch"
     title: str
     index: int | None = None  # stored message
     wording: str | None = None  # the provider's own words
@@ -741,7 +744,7 @@ class _Builder:
         """What the source says (its markers), what its tool's own resume abandoned, calls waiting
         for a person, warnings and what could not be shown."""
         o = self.o
-        for mk in o.markers:
+        for mk in [*o.markers, *_calls_as_text(self.messages)]:
             ids = _get(mk, "ids") or []
             self.add(str(_get(mk, "kind")), str(_get(mk, "text") or "") + (f" ({', '.join(ids)})" if ids else ""),
                      _get(mk, "index"))
@@ -849,6 +852,17 @@ class _Builder:
                 if t0 is not None and t1 is not None and t1 >= t0:
                     out[m.tool_call_id] = (at, i, (t1 - t0).total_seconds())
         return out
+
+
+def _calls_as_text(messages: Sequence[Message]) -> Iterable[dict[str, Any]]:
+    """A marker for each answer holding a tool call the model wrote as text."""
+    for i, m in enumerate(messages):
+        written = text_calls(m.content) if isinstance(m, AssistantMessage) and m.content else []
+        if written:
+            names = ", ".join(dict.fromkeys(c.name or "a tool" for c in written))
+            yield {"kind": CALL_AS_TEXT, "index": i, "text": (
+                f"the model wrote a call to {names} as text ({written[0].form}): the server did not turn it into a "
+                "tool call, so it was not run (a server whose chat template cannot render tools)")}
 
 
 def page_of(obj: Any, *, title: str | None = None, max_chars: int | None = None, anchor: str = "") -> Page:

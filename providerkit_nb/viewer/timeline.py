@@ -69,12 +69,14 @@ def lost_html(lost: dict[str, str]) -> str:
 
 
 def repair_texts_html() -> str:
-    """The three texts repair gives a call that never returned, side by side, and when each is used."""
+    """The three texts repair gives a call that never returned, side by side, each with when."""
     return (
         f'<div class="pk-view"><style>{CSS}{_CSS}</style><div class="pk-texts">'
-        f'<div><b>read-only tool</b> (it changed nothing)<div class="pk-told">{esc(INTERRUPTED_READ_ONLY)}</div></div>'
-        f'<div><b>any other tool</b> (it may have run)<div class="pk-told">{esc(INTERRUPTED_MAY_HAVE_RUN)}</div></div>'
-        f'<div><b>stopped by the user</b> (the Stop button landed while it ran)'
+        f'<div><b>read-only</b>: lost, from a tool that only reads (it changed nothing)'
+        f'<div class="pk-told">{esc(INTERRUPTED_READ_ONLY)}</div></div>'
+        f'<div><b>may have partly run</b>: lost, from any other tool (a crash or kill; nobody saw it end)'
+        f'<div class="pk-told">{esc(INTERRUPTED_MAY_HAVE_RUN)}</div></div>'
+        f'<div><b>stopped by the user</b>: Stop pressed while it ran (the conversation saw it)'
         f'<div class="pk-told">{esc(INTERRUPTED_STOPPED)}</div></div>'
         "</div></div>"
     )

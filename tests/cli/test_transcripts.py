@@ -151,3 +151,24 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     shown = view.findings.value
     lost = [li for li in shown.split("<li ")[1:] if call_id in li and "pk-fk-lost_call" in li]
     assert len(lost) == 1 and "pk-fk-dangling_call" not in shown and html.escape(wording, quote=False) in lost[0]
+
+
+@pytest.mark.parametrize("to", ["claude_code", "codex", "opencode"])
+def test_output_with_a_coding_agents_to_is_a_usage_error_naming_why(tmp_path, to):
+    """The new session goes where the agent finds it (beside the original): ``-o`` cannot be
+    honoured, so it is refused rather than ignored, and nothing is written."""
+    src = tmp_path / "session.jsonl"
+    src.write_bytes((FIXTURES / "coding_agents" / "claude_code" / "killed_mid_tool.jsonl").read_bytes())
+    out = tmp_path / "elsewhere.jsonl"
+    r = run("repair", src, "--to", to, "-o", out)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert f"-o/--output cannot be used with --to {to}" in r.stderr
+    assert "beside the original" in r.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_read_only_without_a_coding_agents_to_is_a_usage_error(tmp_path):
+    out = tmp_path / "out.jsonl"
+    r = run("repair", FIXTURES / "vercel_ui_complete.json", "-o", out, "--read-only", "read_file")
+    assert r.returncode == 2 and "--read-only is only used with --to claude_code, codex or opencode" in r.stderr
+    assert not out.exists()

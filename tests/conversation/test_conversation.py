@@ -286,5 +286,10 @@ def test_a_call_that_had_started_when_its_process_died_is_marked_lost_by_the_nex
     convo = pk.Conversation(store, "c", simulate.ScriptedProvider([simulate.text_turn("Checked.")]), tools, display=False)
     assert [r.id for r in convo.interrupted] == ["w1"]
     convo.resume()
-    assert store.call_marks("c")["w1"].state == "lost"
-    assert store.call_marks("c")["w1"].detail == {"was": "started"}
+    # lost (it had started, and has no result), then told: the resume's request carries the
+    # repair text, which is saved as its result, and the mark says both
+    mark = store.call_marks("c")["w1"]
+    assert mark.state == "answered" and mark.detail == {"was": "lost", "settled": "model", "by": "library"}
+    assert [(m.tool_call_id, m.content) for m in store.load("c") if m.role == "tool"] == [(
+        "w1", "This call was interrupted before it returned. It may have partly run, so check its effect "
+        "before calling it again.")]

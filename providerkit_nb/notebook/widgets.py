@@ -117,8 +117,8 @@ class HistoryView:
     ``source`` is a list of messages (or canonical dicts) or a Conversation; with a
     Conversation the Resume button continues it, Repair reads its store again first, and each
     interrupted call that may have run gets three actions (it ran / run it now / leave it to
-    the model), saved to the store. ``problems`` (from ``validate_history`` or ``inspect``) are
-    listed above the tables.
+    the model), saved to the store. ``problems`` (from ``validate_history`` or ``inspect``; for a
+    plain list, what ``validate_history`` finds) are listed above the tables.
 
     A Conversation's view shows the Inspection ``pk.inspect(convo)`` shows, and the view of an
     inspection shows that inspection's repair (never a second one with other read-only
@@ -149,6 +149,10 @@ class HistoryView:
             self._messages = ensure_messages(source)
             preview = repair_history(self._messages, is_read_only=self.is_read_only)
         self._preview = preview  # what repair would touch: where the default selection looks
+        if problems is None and self.inspection is None:  # a plain list: its problems, so its count is true
+            from ..core.validate import validate_history
+
+            problems = validate_history(self._messages)
         self.problems = list(problems if problems is not None else getattr(self.inspection, "problems", None) or [])
         self.title_text = title or getattr(self.inspection, "title", None) or ""
         self.repaired: Repaired | None = None

@@ -34,7 +34,7 @@ _MASKS = [
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\b(?=[0-9a-z]*\d)(?=[0-9a-z]*[a-z])[0-9a-z]{10,}\b"), "<id>"),
-    (re.compile(r"\bv\d+-"), "v<n>-"),  # the element ids of a view (one per view drawn)
+    (re.compile(r"\b[vwbsi]\d+-"), "v<n>-"),  # the element ids of a view (one prefix per view drawn)
     (re.compile(r"\d+\.\d+"), "<num>"),
     (re.compile(r"\[(?:<num>,?\s*)+(?:\.\.\.)?\]?"), "[<nums>]"),  # a list of timings, cut to a width
     (re.compile(r"\b(\w+):\d{3,}\b"), r"\1:<n>"),  # host:pid of a worker, host:port

@@ -22,6 +22,7 @@ __all__ = [
     "Source",
     "Transcript",
     "Marker",
+    "Nested",
     "TranscriptError",
     "TranscriptNotFound",
     "MultipleThreads",
@@ -80,6 +81,19 @@ class Marker:
 
 
 @dataclass(slots=True)
+class Nested:
+    """A conversation held inside another: a sub-agent the model started with a call (Claude
+    Code's Agent or Task), or a branch of the session its tool did not resume (a rewind, the lines
+    left off by a resume, the history before a compaction)."""
+
+    kind: str  # "subagent" | "branch"
+    label: str
+    transcript: Transcript
+    call_id: str | None = None  # the call that started it (a sub-agent)
+    index: int | None = None  # the parent's message it forked after (a branch; None: before the first)
+
+
+@dataclass(slots=True)
 class Transcript:
     """Canonical messages plus what the source says about them."""
 
@@ -104,6 +118,8 @@ class Transcript:
     notes: dict[str, str] = field(default_factory=dict)
     # what the source says about single messages, by canonical index: "time", "model", "tokens"
     details: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # the sub-agents and the branches not resumed that the source holds (shown nested, each inspected)
+    nested: list[Nested] = field(default_factory=list)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n

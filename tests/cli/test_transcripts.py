@@ -90,8 +90,8 @@ def test_html_writes_the_before_after_report_escaped(tmp_path):
     assert r.returncode == 1
     text = page.read_text()
     assert text.startswith("<!doctype html>") and "call_slow_1" in text
-    # the page's own two scripts (its data and its renderer) and no other: no CDN, nothing from the file
-    assert text.count("<script") == 2 and 'src="http' not in text
+    # the page's own script (its rows are in the page) and no other: no CDN, nothing from the file
+    assert text.count("<script") == 1 and 'src="http' not in text
 
 
 def test_repair_writes_canonical_jsonl_that_imports_and_validates(tmp_path):
@@ -137,7 +137,7 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     assert r.returncode == 1, r.stderr
     assert "1 problem(s)" in r.stdout and r.stdout.count(call_id + "'") == 1
     assert "dangling_tool_use" not in r.stdout and "dangling_function_call" not in r.stdout
-    assert "the provider says: " in r.stdout and wording in r.stdout
+    assert "the provider would answer: " in r.stdout and wording in r.stdout  # the views' words
     out = json.loads(run("inspect", src, "--json").stdout)
     assert [p["rule"] for p in out["problems"]] == ["dangling_call"]
     assert call_id in out["problems"][0]["message"] and wording in out["problems"][0]["provider_wording"]

@@ -266,7 +266,8 @@ def test_interrupted_the_view_and_inspect_agree_right_after_stop_after_a_restart
         return (
             [r.id for r in c.interrupted],
             [r.id for r in pk.inspect(c).interrupted],
-            "1 interrupted call(s)" in view.status.value and "(call_2) never returned" in view.findings.value,
+            "1 interrupted call(s)" in view.status.value
+            and "(call_2) was stopped by the user while it ran" in view.findings.value,
         )
 
     assert seen(convo) == (["call_2"], ["call_2"], True)  # right after Stop, same process

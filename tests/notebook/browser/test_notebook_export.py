@@ -142,6 +142,8 @@ def test_nbconvert_with_its_default_settings_shows_the_findings_offline(chromium
 
     work = tmp_path / "nb"
     shutil.copytree(NOTEBOOKS / "transcripts", work / "transcripts")
+    (tmp_path / "cassettes").mkdir()  # the notebook replays its answers from ../cassettes/notebooks.yaml
+    shutil.copy(REPO / "cassettes" / "notebooks.yaml", tmp_path / "cassettes")
     shutil.copy(NOTEBOOKS / "03-inspect-a-broken-transcript.ipynb", work / "03.ipynb")
     jupyter = Path(sys.executable).with_name("jupyter")
     done = subprocess.run(

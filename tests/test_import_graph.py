@@ -22,6 +22,8 @@ SOURCE = Path(__file__).resolve().parent.parent / PACKAGE
 # a prefix names a module or a package and everything under it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("core",)),
+    # each wire's shape on paper: conversion, options, rules (pure: no transport, no network)
+    ("wire", ("wire",)),
     ("transport", ("transport",)),
     ("providers", ("providers",)),
     ("wrappers", ("wrappers",)),

@@ -49,15 +49,9 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import NOT_JSON, SSEEvent
-from .base import (
-    EFFORTS,
-    CallOptions,
-    ImportedRequest,
-    WireProvider,
-    WireRequest,
-    join_url,
-    merge_body,
-)
+from ..wire.base import ImportedRequest
+from ..wire.options import EFFORTS, CallOptions, merge_body
+from .base import WireProvider, WireRequest, join_url
 from .guard import cut_short, need  # a required part of a frame, named when it is missing or wrong
 
 __all__ = [

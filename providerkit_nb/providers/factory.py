@@ -64,11 +64,11 @@ def validate_history(messages: Sequence[Message | dict[str, Any]], wire: str | N
     Some wire rules check a history as that wire's adapter converts it; the adapter hands its
     conversion to the core when imported, so loading it here keeps every import pointing down.
     """
-    from ..core.validate import WIRES as RULE_WIRES
-    from ..core.validate import validate_history as core_validate
+    from ..wire.validate import WIRES as RULE_WIRES
+    from ..wire.validate import validate_history as core_validate
 
-    if wire is not None and wire in RULE_WIRES and RULE_WIRES[wire][0] in WIRES:
-        wire_class(RULE_WIRES[wire][0])
+    if wire is not None and wire in RULE_WIRES and RULE_WIRES[wire][0].rsplit(".", 1)[-1] in WIRES:
+        wire_class(RULE_WIRES[wire][0].rsplit(".", 1)[-1])
     return core_validate(messages, wire)
 
 

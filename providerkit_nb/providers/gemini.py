@@ -67,7 +67,9 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import NOT_JSON, SSEEvent
-from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
+from ..wire.base import ImportedRequest
+from ..wire.options import CallOptions, merge_body
+from .base import WireProvider, WireRequest, join_url
 from .guard import FrameError, cut_short  # FrameError: a required part of a body, when missing
 
 __all__ = [

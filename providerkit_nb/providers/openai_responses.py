@@ -62,9 +62,11 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import NOT_JSON, SSEEvent
-from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
+from ..wire.base import ImportedRequest
+from ..wire.openai_models import effort_from_level, openai_effort_level
+from ..wire.options import CallOptions, merge_body
+from .base import WireProvider, WireRequest, join_url
 from .guard import FrameError, cut_short, need  # FrameError, need: a required part, named
-from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
     "ResponsesProvider",

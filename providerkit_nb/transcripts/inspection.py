@@ -191,7 +191,7 @@ def inspect_transcript(
     t: Transcript, *, wire: str | None = None, is_read_only: Callable[[str], bool] | None = None
 ) -> Inspection:
     """The Inspection of a loaded transcript."""
-    from ..core.validate import validate_history
+    from ..wire.validate import validate_history
 
     wire = wire or t.wire
     messages = t.messages
@@ -310,7 +310,7 @@ def _use_recorded(repaired: Repaired, recorded: dict[str, str]) -> Repaired:
 
 def inspect_conversation(convo: Any, *, wire: str | None = None) -> Inspection:
     """The Inspection of a live Conversation, from what it has just read from its store."""
-    from ..core.validate import validate_history
+    from ..wire.validate import validate_history
 
     repaired = convo.reload()
     messages = convo.messages

@@ -82,7 +82,7 @@ def detect_format(data: Any) -> str:
 def convert(fmt: str, data: Any) -> list[Message]:
     """Canonical messages of a parsed transcript in dialect ``fmt`` (ValueError on bad input)."""
     if fmt == "openai_chat":
-        from ..providers.openai_chat import from_openai_messages
+        from ..wire.openai_chat import from_openai_messages
 
         return from_openai_messages(data["messages"] if isinstance(data, dict) else data)
     if fmt == "responses":

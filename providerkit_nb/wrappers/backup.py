@@ -15,7 +15,8 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 from ._base import RelayStream, Wrapper, read_head
 
 __all__ = ["BackupModels", "with_backup_models", "BACKUP_KINDS"]

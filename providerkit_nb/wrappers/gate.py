@@ -18,7 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 from ._base import RelayStream, Wrapper
 
 __all__ = ["Gate", "GateCounts", "GateLike", "Slot", "create_gate", "with_gate", "GatedProvider"]

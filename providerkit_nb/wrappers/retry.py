@@ -24,7 +24,8 @@ from ..core.errors import ProviderError, is_retryable
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 from ._base import RelayStream, Wrapper, read_head
 
 __all__ = ["with_retry", "RetryProvider", "server_wait"]

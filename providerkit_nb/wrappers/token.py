@@ -21,7 +21,8 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 from ._base import RelayStream, read_head
 
 __all__ = ["Credential", "TokenSource", "with_token", "TokenProvider"]

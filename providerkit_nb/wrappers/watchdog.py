@@ -42,7 +42,8 @@ from ..core.turn import (
     Usage,
     UsageUpdate,
 )
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 from ._base import RelayStream, Wrapper, shows
 
 __all__ = ["with_watchdog", "WatchdogProvider", "STREAM_IDLE", "STREAM_PROGRESS"]

@@ -27,7 +27,7 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.dialects import from_anthropic_messages
 from providerkit_nb.providers import anthropic as a
-from providerkit_nb.providers.base import CallOptions
+from providerkit_nb.wire.options import CallOptions
 
 from .anthropic_cases import UPSTREAM, anthropic_cases, end, serving, sse, start, text_block
 

@@ -21,7 +21,7 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import gemini as g
-from providerkit_nb.providers.base import CallOptions
+from providerkit_nb.wire.options import CallOptions
 
 from .gemini_cases import UPSTREAM, gemini_cases, serving
 

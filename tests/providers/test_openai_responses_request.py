@@ -26,8 +26,6 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.rules.openai_responses import check, check_wire
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.core.validate import validate_history
-from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.openai_responses import (
     ResponsesProvider,
     from_responses_input,
@@ -35,6 +33,8 @@ from providerkit_nb.providers.openai_responses import (
     to_responses_input,
     without_patterns,
 )
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import validate_history
 
 from .responses_cases import serving, sse
 

@@ -26,9 +26,9 @@ from providerkit_nb.core.messages import (
 )
 from providerkit_nb.core.rules import openai_responses as rules
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.core.validate import validate_history
-from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.openai_responses import ResponsesProvider, from_responses_input
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import validate_history
 
 from .responses_cases import CASES, Case
 

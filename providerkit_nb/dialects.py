@@ -2,7 +2,7 @@
 
 from .providers.anthropic import from_anthropic_messages
 from .providers.gemini import from_gemini_contents
-from .providers.openai_responses import from_responses_input
 from .wire.openai_chat import from_openai_messages
+from .wire.openai_responses import from_responses_input
 
 __all__ = ["from_anthropic_messages", "from_gemini_contents", "from_openai_messages", "from_responses_input"]

@@ -86,7 +86,7 @@ def convert(fmt: str, data: Any) -> list[Message]:
 
         return from_openai_messages(data["messages"] if isinstance(data, dict) else data)
     if fmt == "responses":
-        from ..providers.openai_responses import from_responses_input
+        from ..wire.openai_responses import from_responses_input
 
         if isinstance(data, dict):
             return from_responses_input(data["input"], instructions=data.get("instructions"))

@@ -24,8 +24,8 @@ WIRES: dict[str, tuple[str, str | None]] = {
     "openai_chat": ("providerkit_nb.wire.openai_chat", None),
     "openai": ("providerkit_nb.wire.openai_chat", None),
     "deepseek": ("providerkit_nb.wire.openai_chat", "deepseek"),
-    "responses": ("providerkit_nb.core.rules.openai_responses", None),
-    "openai_responses": ("providerkit_nb.core.rules.openai_responses", None),
+    "responses": ("providerkit_nb.wire.openai_responses", None),
+    "openai_responses": ("providerkit_nb.wire.openai_responses", None),
     "anthropic": ("providerkit_nb.core.rules.anthropic", None),
     "gemini": ("providerkit_nb.core.rules.gemini", None),
 }

@@ -92,7 +92,7 @@ def convert(fmt: str, data: Any) -> list[Message]:
             return from_responses_input(data["input"], instructions=data.get("instructions"))
         return from_responses_input(data)
     if fmt == "anthropic":
-        from ..providers.anthropic import from_anthropic_messages
+        from ..wire.anthropic import from_anthropic_messages
 
         if isinstance(data, dict):
             return from_anthropic_messages(data["messages"], system=data.get("system"))

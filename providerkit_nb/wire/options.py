@@ -98,7 +98,7 @@ class Option:
     take in this case) and ``back`` reads a recorded value into canonical form (None: not
     imported); ``also`` are paths read back when ``path`` holds nothing (older field names). An
     option that fills several fields, or none the same way twice, gives ``write`` and ``read``
-    instead. The plan is the wire's own object of what the request was resolved to (model,
+    instead (``always``: called even when the option is not set). The plan is the wire's own object of what the request was resolved to (model,
     tools, the server's ways); only that wire's rows read it.
     """
 
@@ -109,17 +109,19 @@ class Option:
     also: tuple[str, ...] = ()
     write: Write | None = None
     read: Read | None = None
+    always: bool = False  # written even when the option is not set (its absence says something)
+    refuse: Callable[[Any, Any], str | None] | None = None  # (value, plan) -> why this wire cannot take it
 
 
 def refused(name: str, why: Callable[[Any], str], *, when: Callable[[Any, Any], bool] | None = None) -> Option:
-    """A row for an option this wire does not take: sending it (``when`` it applies) raises an
-    INVALID error worded by ``why(plan)``; a recording never holds it."""
+    """A row for an option this wire does not take: asking for it (``when`` it applies) is an
+    INVALID error worded by ``why(plan)``, before anything is converted; a recording never
+    holds it."""
 
-    def write(body: dict[str, Any], value: Any, plan: Any) -> None:
-        if when is None or when(value, plan):
-            raise ProviderError(plan.provider, ErrorKind.INVALID, why(plan))
+    def refuse(value: Any, plan: Any) -> str | None:
+        return why(plan) if when is None or when(value, plan) else None
 
-    return Option(name, write=write, read=lambda body: None)
+    return Option(name, write=lambda body, value, plan: None, read=lambda body: None, refuse=refuse)
 
 
 def _get(body: Mapping[str, Any], path: str, key: Callable[[Mapping[str, Any], str], Any]) -> Any:
@@ -153,11 +155,21 @@ class OptionTable:
     rows: tuple[Option, ...]
     key: Callable[[Mapping[str, Any], str], Any] = plain_key
 
-    def write(self, body: dict[str, Any], opts: CallOptions, plan: Any) -> None:
-        """Every option ``opts`` sets, into ``body`` where this wire takes it."""
+    def check(self, opts: CallOptions, plan: Any) -> None:
+        """Refuse what this wire cannot take (a ``refused`` row), before any work is done."""
         for row in self.rows:
             value = getattr(opts, row.name)
-            if value is None:
+            if row.refuse is not None and value is not None:
+                why = row.refuse(value, plan)
+                if why is not None:
+                    raise ProviderError(plan.provider, ErrorKind.INVALID, why)
+
+    def write(self, body: dict[str, Any], opts: CallOptions, plan: Any) -> None:
+        """Every option ``opts`` sets, into ``body`` where this wire takes it (``check`` first)."""
+        self.check(opts, plan)
+        for row in self.rows:
+            value = getattr(opts, row.name)
+            if value is None and not row.always:
                 continue
             if row.write is not None:
                 row.write(body, value, plan)

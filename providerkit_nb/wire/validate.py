@@ -26,7 +26,7 @@ WIRES: dict[str, tuple[str, str | None]] = {
     "deepseek": ("providerkit_nb.wire.openai_chat", "deepseek"),
     "responses": ("providerkit_nb.wire.openai_responses", None),
     "openai_responses": ("providerkit_nb.wire.openai_responses", None),
-    "anthropic": ("providerkit_nb.core.rules.anthropic", None),
+    "anthropic": ("providerkit_nb.wire.anthropic", None),
     "gemini": ("providerkit_nb.core.rules.gemini", None),
 }
 

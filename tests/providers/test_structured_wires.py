@@ -15,14 +15,14 @@ from providerkit_nb.core.messages import SystemMessage, UserMessage
 from providerkit_nb.core.structured import schema_prompt
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.providers import anthropic, gemini
+from providerkit_nb.providers import gemini
 from providerkit_nb.providers.anthropic import AnthropicProvider
 from providerkit_nb.providers.base import WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
 from providerkit_nb.structured import JsonFormat
-from providerkit_nb.wire import openai_chat, openai_responses
+from providerkit_nb.wire import anthropic, openai_chat, openai_responses
 from providerkit_nb.wire.options import CallOptions
 
 from .cassette_loader import UPSTREAM, cases, chopped_transport

@@ -276,7 +276,7 @@ def test_checker_reports_a_module_outside_the_table(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("core.rules.anthropic", "core"), ("store.jsonl", "store"), ("", "cli"), ("notebook", "notebook")],
+    [("wire.anthropic", "wire"), ("store.jsonl", "store"), ("", "cli"), ("notebook", "notebook")],
 )
 def test_layer_lookup(module: str, layer: str) -> None:
     found = layer_of(module)

@@ -221,11 +221,8 @@ class ReplayWire:
 def wire_module(name: str) -> ReplayWire | None:
     """The replay contract of wire ``name``, or None when that wire is not built."""
     try:
+        shape = importlib.import_module(f"providerkit_nb.wire.{name}")
         provider = importlib.import_module(f"providerkit_nb.providers.{name}")
-        try:
-            shape = importlib.import_module(f"providerkit_nb.wire.{name}")
-        except ImportError:  # TRANSITION: a wire not yet moved under wire/
-            shape = provider
     except ImportError:
         return None
     matches = getattr(shape, "matches", None)

@@ -16,8 +16,8 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolMessage
 from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
-from ..core.rules.gemini import RESPONSE_COUNT
 from ..core.validate import DANGLING_CALL, Problem
+from ..wire.gemini import RESPONSE_COUNT
 from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
 from .base import Marker
 from .provider_dialects import detect_format

@@ -98,7 +98,7 @@ def convert(fmt: str, data: Any) -> list[Message]:
             return from_anthropic_messages(data["messages"], system=data.get("system"))
         return from_anthropic_messages(data)
     if fmt == "gemini":
-        from ..providers.gemini import from_gemini_contents
+        from ..wire.gemini import from_gemini_contents
 
         if isinstance(data, dict):
             system = data.get("systemInstruction") or data.get("system_instruction")

@@ -27,7 +27,7 @@ WIRES: dict[str, tuple[str, str | None]] = {
     "responses": ("providerkit_nb.wire.openai_responses", None),
     "openai_responses": ("providerkit_nb.wire.openai_responses", None),
     "anthropic": ("providerkit_nb.wire.anthropic", None),
-    "gemini": ("providerkit_nb.core.rules.gemini", None),
+    "gemini": ("providerkit_nb.wire.gemini", None),
 }
 
 

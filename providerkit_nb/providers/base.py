@@ -178,24 +178,9 @@ class Provider:
         strip_reasoning: bool | None = None,
         on_activity: Callable[[], None] | None = None,
     ) -> ChunkStream:
-        opts = CallOptions(
-            session_id=session_id,
-            model=model,
-            effort=effort,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            top_p=top_p,
-            stop=stop,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            extra_body=extra_body,
-            json=json,
-            json_with_tools=json_with_tools,
-            avoid_json_form=avoid_json_form,
-            service_tier=service_tier,
-            strip_reasoning=strip_reasoning,
-            on_activity=on_activity,
-        )
+        # every keyword above is a CallOptions field, named the same (a test holds the two equal)
+        scope = locals()
+        opts = CallOptions(**{name: scope[name] for name in CallOptions.names()})
         return self.open_stream(ensure_messages(messages), list(tools) if tools else None, opts)
 
     def complete(

@@ -93,7 +93,7 @@ class _Family:
     """How an adaptive-thinking Claude family takes effort.
 
     ``none`` is what an explicit effort "none" sends (None: nothing, because silence is
-    already off); ``sampling`` says temperature/top_p are accepted when not thinking;
+    already off); ``sampling`` says the sampling options are accepted when not thinking;
     ``forced_tool`` says tool_choice any/tool is accepted.
     """
 
@@ -143,7 +143,7 @@ class ThinkingPlan:
 
     fields: dict[str, Any]  # thinking / output_config to merge into the body
     on: bool | None  # True thinking, False known off, None the server's default
-    sampling: bool  # temperature/top_p may be sent
+    sampling: bool  # the sampling options (the rows that send with _sampling) may be sent
     forced_tool: bool  # tool_choice any/tool may be sent
 
 
@@ -396,7 +396,7 @@ def _write_thinking(body: dict[str, Any], effort: Any, plan: AnthropicPlan) -> N
 
 
 def _sampling(value: Any, plan: AnthropicPlan) -> Any:
-    """Temperature and top_p go only where the thinking plan allows them."""
+    """A sampling option goes only where the thinking plan allows it."""
     return value if plan.thinking is not None and plan.thinking.sampling else None
 
 

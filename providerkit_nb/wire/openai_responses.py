@@ -47,7 +47,7 @@ from ..core.tools import ToolDefinition
 from ..core.validate import Problem
 from .base import ImportedRequest, Supports, WireProblem
 from .openai_models import effort_from_level, openai_effort_level
-from .options import CallOptions, Option, OptionTable, merge_body
+from .options import CallOptions, Option, OptionTable, left_out, merge_body
 
 __all__ = [
     "SUPPORTS",
@@ -304,6 +304,7 @@ OPTIONS = OptionTable((
     Option("max_tokens", "max_output_tokens", send=lambda v, plan: v if plan.max_output_tokens else None),
     Option("temperature", "temperature"),
     Option("top_p", "top_p"),
+    left_out("stop"),  # the Responses API has no stop sequences
     Option("effort", "reasoning.effort", write=_write_effort, back=lambda v: effort_from_level(v) if v else None),
     Option("service_tier", "service_tier", back=lambda v: v if isinstance(v, str) else None),
     Option("json", "text.format", write=_write_json, read=_read_json),

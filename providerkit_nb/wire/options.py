@@ -25,6 +25,7 @@ __all__ = [
     "OptionTable",
     "merge_body",
     "refused",
+    "left_out",
 ]
 
 EFFORTS = ("none", "low", "medium", "high", "max")
@@ -122,6 +123,12 @@ def refused(name: str, why: Callable[[Any], str], *, when: Callable[[Any, Any], 
         return why(plan) if when is None or when(value, plan) else None
 
     return Option(name, write=lambda body, value, plan: None, read=lambda body: None, refuse=refuse)
+
+
+def left_out(name: str) -> Option:
+    """A row for an option this wire has no field for and leaves out, as it always has (the
+    comment beside the row says why)."""
+    return Option(name, write=lambda body, value, plan: None, read=lambda body: None)
 
 
 def _get(body: Mapping[str, Any], path: str, key: Callable[[Mapping[str, Any], str], Any]) -> Any:

@@ -74,12 +74,12 @@ _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scan
 
 
 def _read_frame(data: str) -> tuple[Any, int]:
-    """One frame's JSON and where it ends (-1: at the end) by the standard library, for what
-    orjson refused or was not trusted with."""
+    """One frame's JSON and where it ends by the standard library, for what orjson refused or
+    was not trusted with."""
     try:
         return _SCAN(data, 0)
     except (StopIteration, ValueError, RecursionError):
-        return _loads_or_none(data), -1
+        return _loads_or_none(data), len(data)
 
 
 def _loads_or_none(data: str) -> Any:
@@ -93,27 +93,22 @@ def _loads_or_none(data: str) -> Any:
         return None
 
 
-def _frame(fast: Any, data: str, scan: Any) -> dict[str, Any] | None:
-    """A frame's JSON object (orjson when the reader trusted it with this read, else the C
-    scanner), or None for what is not one: a keep-alive, or JSON with garbage after it."""
-    try:
-        obj, end = (fast(data), -1) if fast is not None else scan(data, 0)
-    except (StopIteration, ValueError, RecursionError):
-        obj, end = _read_frame(data)
-    if type(obj) is not dict:
-        return None
-    if end != -1 and end != len(data) and data[end:].strip():
-        return None
-    return obj
+def _garbage_after(data: str, end: int) -> bool:
+    """Something other than white space after a frame's JSON (where the scanner stopped)."""
+    return bool(data[end:].strip())
 
 
-def _usage_of(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """A frame's usage, where the server puts it (Groq: under ``x_groq``)."""
-    u = obj.get("usage")
-    if not u and "x_groq" in obj:
-        xg = obj["x_groq"]
-        u = xg.get("usage") if type(xg) is dict else None
-    return u if u and type(u) is dict else None
+def _choice_zero(choices: list[Any]) -> dict[str, Any]:
+    """Choice 0 of a frame that carries several (n > 1); nothing when it is not there."""
+    return next((x for x in choices if x.get("index", 0) == 0), _NO_CHOICE)
+
+
+def _groq_usage(xg: Any) -> Any:
+    """Groq puts a frame's usage under ``x_groq``."""
+    return xg.get("usage") if type(xg) is dict else None
+
+
+_NO_CHOICE: dict[str, Any] = {}
 
 
 # a version segment anywhere in the base path (/v1, /v4, /v1beta/openai): the server's
@@ -379,7 +374,8 @@ class OpenAIChatProvider(WireProvider):
 
     def parse_stream(self, events: Iterator[SSEEvent], opts: CallOptions) -> Iterator[Chunk]:
         # The hot path: one JSON parse per frame (orjson or the C scanner), then a walk over the few keys a
-        # delta actually carries (most carry only text, read here; the reader takes the rest).
+        # delta actually carries (most carry only text, read here; the reader takes the rest). What is
+        # rare (several choices, Groq's usage, garbage after the JSON) is read by helpers off this path.
         pid = self.id
         scan = _SCAN
         st = _Reader(self)
@@ -391,10 +387,14 @@ class OpenAIChatProvider(WireProvider):
                 break
             if ev.event == "error":  # Groq: an error event, then the connection closes
                 raise stream_error(pid, data, secrets=self.secrets)
-            obj = _frame(ev.fast, data, scan)
-            if obj is None:
-                continue  # not a JSON object: a keep-alive some proxies send, or trailing garbage
-            if "error" in obj and obj["error"]:
+            fast = ev.fast  # orjson, when the reader found it safe for this read
+            try:
+                obj, end = (fast(data), len(data)) if fast is not None else scan(data, 0)
+            except (StopIteration, ValueError, RecursionError):
+                obj, end = _read_frame(data)
+            if type(obj) is not dict or (end != len(data) and _garbage_after(data, end)):
+                continue  # not JSON (a keep-alive some proxies send), or not a frame we understand
+            if obj.get("error"):
                 raise stream_error(pid, obj, secrets=self.secrets)
             m = obj.get("model")
             if m and m != st.model:
@@ -404,24 +404,25 @@ class OpenAIChatProvider(WireProvider):
             if choices:
                 c = choices[0]
                 if c.get("index", 0) != 0:  # several choices (n > 1): only choice 0 is the turn
-                    c = next((x for x in choices if x.get("index", 0) == 0), None)
-                if c is not None:
-                    delta = c.get("delta")
-                    if delta:
-                        if type(delta) is not dict:
-                            need(c, "delta", dict, "an object")
-                        for k, v in delta.items():
-                            if not v:
-                                continue
-                            if k == "content":
-                                yield TextDelta(v if type(v) is str else _answer_text(v))
-                            elif k != "role":
-                                yield from field(k, v, delta)
-                    fr = c.get("finish_reason")
-                    if fr:
-                        st.finish = fr
-            u = _usage_of(obj)
-            if u is not None:
+                    c = _choice_zero(choices)
+                delta = c.get("delta")
+                if delta:
+                    if type(delta) is not dict:
+                        need(c, "delta", dict, "an object")
+                    for k, v in delta.items():
+                        if not v:
+                            continue
+                        if k == "content":
+                            yield TextDelta(v if type(v) is str else _answer_text(v))
+                        else:  # the role, reasoning, calls (the reader knows which it reads)
+                            yield from field(k, v, delta)
+                fr = c.get("finish_reason")
+                if fr:
+                    st.finish = fr
+            u = obj.get("usage")
+            if not u and "x_groq" in obj:
+                u = _groq_usage(obj["x_groq"])
+            if u and type(u) is dict:
                 yield UsageUpdate(map_usage(u, openrouter=st.openrouter))
         yield from st.end()
 

@@ -139,3 +139,10 @@ def test_a_file_the_wire_cannot_carry_is_refused_and_one_it_can_is_sent(wire: st
             with pytest.raises(ProviderError) as exc:
                 p.build_request([msg], None, CallOptions(), stream=True)
             assert exc.value.kind is ErrorKind.INVALID and mime in exc.value.message
+
+
+def test_a_named_tool_choice_goes_in_the_chat_form_even_without_tools() -> None:
+    # it used to go as our own {"name": ...}, a shape no Chat server reads
+    p = provider("openai_chat")
+    body = p.build_request([UserMessage("hi")], None, CallOptions(tool_choice="read_file"), stream=True).body
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "read_file"}}

@@ -37,7 +37,7 @@ _LAZY: dict[str, str] = {
     "INTERRUPTED_READ_ONLY": "providerkit_nb.core.repair",
     "INTERRUPTED_MAY_HAVE_RUN": "providerkit_nb.core.repair",
     "INTERRUPTED_STOPPED": "providerkit_nb.core.repair",
-    "validate_history": "providerkit_nb.providers.factory",  # loads the wire's rules first
+    "validate_history": "providerkit_nb.wire.validate",
     # tools
     "tool": "providerkit_nb.core.tools",
     "define_tool": "providerkit_nb.core.tools",
@@ -200,15 +200,7 @@ if TYPE_CHECKING:
     from .notebook.trace_watch import watch_traces
     from .notebook.widgets import HistoryView
     from .providers.base import Provider
-    from .providers.factory import (
-        PRESETS,
-        anthropic,
-        gemini,
-        openai,
-        preset,
-        responses,
-        validate_history,
-    )
+    from .providers.factory import PRESETS, anthropic, gemini, openai, preset, responses
     from .store.base import ConversationBusy, Store, StoreError
     from .store.memory import MemoryStore
     from .store.postgres import PostgresStore
@@ -216,6 +208,7 @@ if TYPE_CHECKING:
     from .transcripts.base import TranscriptError
     from .transcripts.export import export
     from .transcripts.otlp_receiver import otlp_receiver
+    from .wire.validate import validate_history
     from .wrappers.backup import with_backup_models
     from .wrappers.gate import create_gate, with_gate
     from .wrappers.key_pool import with_key_pool

@@ -17,7 +17,8 @@ from .core.turn import (
     UsageUpdate,
     collect_turn,
 )
-from .providers.base import CallOptions, ChunkStream, Provider
+from .providers.base import ChunkStream, Provider
+from .wire.options import CallOptions
 
 __all__ = [
     "CallOptions",

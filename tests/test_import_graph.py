@@ -22,6 +22,8 @@ SOURCE = Path(__file__).resolve().parent.parent / PACKAGE
 # a prefix names a module or a package and everything under it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("core",)),
+    # each wire's shape on paper: conversion, options, rules (pure: no transport, no network)
+    ("wire", ("wire",)),
     ("transport", ("transport",)),
     ("providers", ("providers",)),
     ("wrappers", ("wrappers",)),
@@ -274,7 +276,7 @@ def test_checker_reports_a_module_outside_the_table(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("core.rules.anthropic", "core"), ("store.jsonl", "store"), ("", "cli"), ("notebook", "notebook")],
+    [("wire.anthropic", "wire"), ("store.jsonl", "store"), ("", "cli"), ("notebook", "notebook")],
 )
 def test_layer_lookup(module: str, layer: str) -> None:
     found = layer_of(module)

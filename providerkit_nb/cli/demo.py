@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, TextIO
 from ..core.messages import AssistantMessage, Message, ToolMessage, loads, text_of
 from ..core.repair import Repaired, repair_history
 from ..core.tools import ToolRegistry, tool
-from ..core.validate import Problem, validate_history
+from ..core.validate import Problem
 from ..providers.base import Provider
 from ..testing.simulate import announcing, block_until_killed, demo_tools, kill_when_tool_starts
+from ..wire.validate import validate_history
 
 if TYPE_CHECKING:
     pass

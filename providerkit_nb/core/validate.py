@@ -1,14 +1,10 @@
-"""validate_history: say what is wrong with a history before a provider does.
-
-The generic rules are exactly the breaks ``repair_history`` fixes (both read the same analysis),
-so a repaired history always validates clean. With ``wire=...`` the rules of that wire's module
-in ``providerkit_nb.core.rules`` run too (see that package's docstring for the contract).
-"""
+"""The generic rules of a history: exactly the breaks ``repair_history`` fixes (both read the
+same analysis), so a repaired history always passes them. ``Problem`` is what every rule reports,
+the generic ones here and each wire's own (``providerkit_nb.wire``, where ``validate_history``
+runs both)."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -16,7 +12,7 @@ from typing import Any
 from .messages import Message, ensure_messages
 from .repair import DUPLICATE_RESULT, MISPLACED, ORPHAN, analyze
 
-__all__ = ["Problem", "validate_history", "GENERIC_RULES", "WIRES"]
+__all__ = ["Problem", "check", "GENERIC_RULES"]
 
 DANGLING_CALL = "dangling_call"
 ORPHAN_RESULT = ORPHAN
@@ -33,17 +29,6 @@ GENERIC_RULES: tuple[str, ...] = (
     DUPLICATE_ID,
     EMPTY_ASSISTANT,
 )
-
-# wire name -> (module under providerkit_nb.core.rules, dialect or None)
-WIRES: dict[str, tuple[str, str | None]] = {
-    "openai_chat": ("openai_chat", None),
-    "openai": ("openai_chat", None),
-    "deepseek": ("openai_chat", "deepseek"),
-    "responses": ("openai_responses", None),
-    "openai_responses": ("openai_responses", None),
-    "anthropic": ("anthropic", None),
-    "gemini": ("gemini", None),
-}
 
 
 @dataclass(slots=True)
@@ -62,7 +47,9 @@ class Problem:
         return f"message {self.index}: {self.rule}: {self.message}"
 
 
-def _generic(msgs: list[Message]) -> list[Problem]:
+def check(messages: Sequence[Message | dict[str, Any]]) -> list[Problem]:
+    """The generic rules: every break ``repair_history`` fixes, in message order."""
+    msgs = ensure_messages(messages)
     a = analyze(msgs)
     if a.valid:
         return []
@@ -112,40 +99,4 @@ def _generic(msgs: list[Message]) -> list[Problem]:
             )
         found.append(Problem(why, i, text + "; repair_history turns it into a user note"))
     found.sort(key=lambda p: p.index)  # stable: within one message, the order above
-    return found
-
-
-def _wire_check(wire: str) -> tuple[Any, str | None]:
-    spec = WIRES.get(wire)
-    if spec is None:
-        raise ValueError(f"unknown wire {wire!r}; known wires: {', '.join(sorted(WIRES))}")
-    module_name, dialect = spec
-    full = f"{__package__}.rules.{module_name}"
-    try:
-        module = importlib.import_module(full)
-    except ModuleNotFoundError as exc:
-        if exc.name != full:
-            raise
-        raise ValueError(
-            f"no rules for wire {wire!r} yet (module {full} is missing); "
-            f"known wires: {', '.join(sorted(WIRES))}"
-        ) from exc
-    return module.check, dialect
-
-
-def validate_history(messages: Sequence[Message | dict[str, Any]], wire: str | None = None) -> list[Problem]:
-    """Problems in message order; an empty list means every generic rule (and the wire's) holds.
-
-    Accepts message objects or canonical dicts. ``wire`` is one of ``WIRES``'s names.
-    """
-    check = dialect = None
-    if wire is not None:
-        check, dialect = _wire_check(wire)  # fail before any work on an unknown wire
-    msgs = ensure_messages(messages)
-    found = _generic(msgs)
-    if check is not None:
-        if dialect is not None and "dialect" in inspect.signature(check).parameters:
-            found.extend(check(msgs, dialect=dialect))
-        else:
-            found.extend(check(msgs))
     return found

@@ -150,7 +150,7 @@ class HistoryView:
             preview = repair_history(self._messages, is_read_only=self.is_read_only)
         self._preview = preview  # what repair would touch: where the default selection looks
         if problems is None and self.inspection is None:  # a plain list: its problems, so its count is true
-            from ..core.validate import validate_history
+            from ..wire.validate import validate_history
 
             problems = validate_history(self._messages)
         self.problems = list(problems if problems is not None else getattr(self.inspection, "problems", None) or [])

@@ -1,40 +1,21 @@
-"""The Anthropic Messages wire (Anthropic, Claude sign-in, and the Anthropic-shaped gateways).
+"""The Anthropic Messages wire over HTTP (Anthropic, Claude sign-in, and the Anthropic-shaped
+gateways).
 
-What this wire needs that others do not: ``max_tokens`` is mandatory; the system prompt is a
-separate field (sent as one cached block so the prefix stays cacheable); a turn's tool results
-are the first blocks of the next user turn; consecutive same-role turns must be merged; and
-extended thinking signs its blocks, so a tool loop that thinks needs the signed blocks back,
-unchanged and in place. Thinking and redacted_thinking blocks are captured as
-``reasoning_items`` tagged with this provider's replay tag and sent back only to it.
+The body is ``wire.anthropic``'s (system lifted and cached, turns merged, tool results first,
+signed thinking blocks in place, the thinking table by model); this module sends it with the
+version and key headers and reads the stream and the whole message back. Thinking and
+redacted_thinking blocks are captured as ``reasoning_items`` tagged with this provider's replay
+tag.
 """
 
 from __future__ import annotations
 
-import base64
-import copy
-import json
-import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.errors import ErrorKind, ProviderError
-from ..core.messages import (
-    AssistantMessage,
-    FilePart,
-    ImagePart,
-    Message,
-    ReasoningItems,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from ..core.rules import register_conversion
-from ..core.structured import JsonFormat
-from ..core.tool_args import parse_tool_args
+from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -49,32 +30,15 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import NOT_JSON, SSEEvent
-from .base import (
-    EFFORTS,
-    CallOptions,
-    ImportedRequest,
-    WireProvider,
-    WireRequest,
-    join_url,
-    merge_body,
-)
+from ..wire import anthropic as wire
+from ..wire.anthropic import DEFAULT_MAX_TOKENS, input_as_arguments
+from ..wire.options import CallOptions
+from .base import WireProvider, WireRequest, join_url
 from .guard import cut_short, need  # a required part of a frame, named when it is missing or wrong
 
-__all__ = [
-    "AnthropicProvider",
-    "from_anthropic_messages",
-    "to_anthropic_messages",
-    "thinking_plan",
-    "matches",
-    "import_request",
-    "replay_provider",
-    "REASONING_BLOCK_TYPES",
-    "DEFAULT_MAX_TOKENS",
-]
+__all__ = ["AnthropicProvider", "replay_provider"]
 
 API_VERSION = "2023-06-01"
-DEFAULT_MAX_TOKENS = 8192
-REASONING_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
 ANTHROPIC_HOST = "api.anthropic.com"
 
 # stop_reason -> canonical finish reason
@@ -87,292 +51,6 @@ _FINISH = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
-_BUDGET = {"low": 2048, "medium": 8192, "high": 16384, "max": 32768}
-_MIN_BUDGET = 1024  # Claude refuses a smaller thinking budget
-_SEP = (",", ":")
-_dump_args = json.JSONEncoder(ensure_ascii=False, separators=_SEP).encode  # json.dumps without a new encoder per call
-
-
-# --------------------------------------------------------------------------- model table
-
-
-@dataclass(frozen=True, slots=True)
-class _Family:
-    """How an adaptive-thinking Claude family takes effort.
-
-    ``none`` is what an explicit effort "none" sends (None: nothing, because silence is
-    already off); ``sampling`` says temperature/top_p are accepted when not thinking;
-    ``forced_tool`` says tool_choice any/tool is accepted.
-    """
-
-    none: dict[str, Any] | None
-    sampling: bool
-    forced_tool: bool
-
-
-_LATEST = _Family({"output_config": {"effort": "low"}}, False, False)
-_ALWAYS_ON = _Family({"output_config": {"effort": "low"}}, False, True)
-_FAMILIES: dict[str, _Family] = {
-    "claude-fable-5-1": _LATEST,
-    "claude-mythos-5-1": _LATEST,
-    "claude-opus-5-5": _LATEST,
-    "claude-fable-5": _ALWAYS_ON,
-    "claude-mythos-5": _ALWAYS_ON,
-    "claude-mythos-preview": _ALWAYS_ON,
-    "claude-opus-5": _ALWAYS_ON,
-    "claude-sonnet-5-5": _Family({"thinking": {"type": "between_tools"}}, False, False),
-    "claude-sonnet-5": _Family({"thinking": {"type": "disabled"}}, False, True),
-    "claude-opus-4-8": _Family(None, False, True),
-    "claude-opus-4-7": _Family(None, False, True),
-    "claude-opus-4-6": _Family(None, True, True),
-    "claude-sonnet-4-6": _Family(None, True, True),
-}
-_EXTENDED_ONLY = re.compile(r"^claude-(3-|(opus|sonnet|haiku)-4(-[0-5])?$)")
-_SUFFIX = re.compile(r"(-\d{8}|-latest|@.*)$")
-
-
-def model_key(model: str) -> str:
-    """``anthropic/claude-opus-4.6-20260101`` -> ``claude-opus-4-6`` (the key of the table)."""
-    key = model.rsplit("/", 1)[-1].lower().replace(".", "-")
-    return _SUFFIX.sub("", key)
-
-
-def _family(model: str) -> _Family | None:
-    """The adaptive family, or None for the budget dialect (Claude <= 4.5 and non-Claude)."""
-    key = model_key(model)
-    if not key.startswith("claude-") or _EXTENDED_ONLY.match(key):
-        return None
-    return _FAMILIES.get(key, _LATEST)
-
-
-@dataclass(slots=True)
-class ThinkingPlan:
-    """What the request says about thinking, and what follows from it."""
-
-    fields: dict[str, Any]  # thinking / output_config to merge into the body
-    on: bool | None  # True thinking, False known off, None the server's default
-    sampling: bool  # temperature/top_p may be sent
-    forced_tool: bool  # tool_choice any/tool may be sent
-
-
-def thinking_plan(
-    model: str,
-    effort: str | None,
-    max_tokens: int,
-    *,
-    forced: bool = False,
-    loop_without_thinking: bool = False,
-    explicit_none: bool = False,
-) -> ThinkingPlan:
-    """The thinking/effort table by model.
-
-    Adaptive Claude (4.6 and later): graded effort -> ``thinking: adaptive`` plus
-    ``output_config.effort``; "none" -> whatever that family needs to stop thinking.
-    Budget dialect (Claude <= 4.5 and every non-Claude model on this wire): graded effort ->
-    ``thinking: enabled`` with a budget; a forced tool, or a tool loop whose last assistant turn
-    has no leading signed thinking block, sends no thinking (the API would refuse it).
-    """
-    fam = _family(model)
-    graded = effort in _BUDGET
-    if fam is not None:
-        if graded:
-            fields: dict[str, Any] = {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
-            return ThinkingPlan(fields, True, False, fam.forced_tool)
-        if effort == "none" and fam.none is not None:
-            fields = copy.deepcopy(fam.none)
-            off = fields.get("thinking", {}).get("type") == "disabled"
-            return ThinkingPlan(fields, False if off else True, fam.sampling and off, fam.forced_tool)
-        silent_on = fam.none is not None  # the family thinks unless told not to
-        return ThinkingPlan({}, True if silent_on else False, fam.sampling and not silent_on, fam.forced_tool)
-
-    is_claude = model_key(model).startswith("claude-")
-    if graded and not forced and not loop_without_thinking:
-        budget = min(_BUDGET[effort], (max_tokens * 4) // 5)  # type: ignore[index]
-        if not is_claude or budget >= _MIN_BUDGET:
-            return ThinkingPlan({"thinking": {"type": "enabled", "budget_tokens": budget}}, True, False, True)
-    if explicit_none and (effort is None or effort == "none" or graded):
-        return ThinkingPlan({"thinking": {"type": "disabled"}}, False, True, True)
-    # Claude <= 4.5 does not think unless asked; elsewhere silence is the server's default
-    return ThinkingPlan({}, False if is_claude or effort == "none" else None, True, True)
-
-
-# --------------------------------------------------------------------------- outgoing history
-
-
-def _image_block(p: ImagePart) -> dict[str, Any]:
-    return {"type": "image", "source": {"type": "base64", "media_type": p.mime_type, "data": p.data}}
-
-
-def _file_block(p: FilePart, where: str) -> dict[str, Any]:
-    if p.mime_type == "application/pdf":
-        block: dict[str, Any] = {
-            "type": "document",
-            "source": {"type": "base64", "media_type": "application/pdf", "data": p.data},
-        }
-    elif p.mime_type == "text/plain":
-        text = base64.b64decode(p.data).decode("utf-8", "replace")
-        block = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
-    else:
-        raise ProviderError(
-            "anthropic",
-            ErrorKind.INVALID,
-            f"{where}: Anthropic takes PDF and plain-text files only, not {p.mime_type!r}; "
-            "convert the file or send it to a wire that takes it (Gemini)",
-        )
-    if p.name:
-        block["title"] = p.name
-    return block
-
-
-def _tool_use_block(call: ToolCall) -> dict[str, Any]:
-    return {"type": "tool_use", "id": call.id, "name": call.name, "input": parse_tool_args(call.arguments)}
-
-
-def _tool_result_block(m: ToolMessage) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id}
-    if m.images:
-        parts: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
-        parts.extend(_image_block(p) for p in m.images)
-        block["content"] = parts
-    elif m.content:
-        block["content"] = m.content
-    return block
-
-
-def _reasoning_blocks(m: AssistantMessage, tag: str) -> list[dict[str, Any]]:
-    """This provider's signed blocks, unchanged; anything signed elsewhere is dropped."""
-    ri = m.reasoning_items
-    if ri is None or ri.provider != tag:
-        return []
-    return [b for b in ri.items if isinstance(b, dict) and b.get("type") in REASONING_BLOCK_TYPES]
-
-
-@dataclass(slots=True)
-class Converted:
-    """A canonical history in Anthropic's shape; ``sources[i]`` lists the canonical message
-    indexes that turn ``i`` came from (for validator messages)."""
-
-    system: str
-    messages: list[dict[str, Any]]
-    sources: list[list[int]]
-
-
-def to_anthropic_messages(messages: Sequence[Message], tag: str = "anthropic") -> Converted:
-    """System lifted, turns merged by role, tool results first in their user turn, signed
-    reasoning blocks of ``tag`` in place before the text and tool_use blocks of their turn."""
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    sources: list[list[int]] = []
-    results: list[dict[str, Any]] = []  # tool_result blocks of the open user turn
-    others: list[dict[str, Any]] = []  # everything else in the open user turn
-    user_src: list[int] = []
-
-    def close_user() -> None:
-        nonlocal results, others, user_src
-        if results or others:
-            turns.append({"role": "user", "content": results + others})
-            sources.append(user_src)
-        results, others, user_src = [], [], []
-
-    for i, m in enumerate(messages):
-        if isinstance(m, SystemMessage):
-            if m.content:
-                system.append(m.content)
-        elif isinstance(m, ToolMessage):
-            results.append(_tool_result_block(m))
-            user_src.append(i)
-        elif isinstance(m, UserMessage):
-            if isinstance(m.content, str):
-                if m.content:
-                    others.append({"type": "text", "text": m.content})
-            else:
-                for p in m.content:
-                    if isinstance(p, TextPart):
-                        if p.text:
-                            others.append({"type": "text", "text": p.text})
-                    elif isinstance(p, ImagePart):
-                        others.append(_image_block(p))
-                    else:
-                        others.append(_file_block(p, f"message {i}"))
-            user_src.append(i)
-        elif isinstance(m, AssistantMessage):
-            blocks = _reasoning_blocks(m, tag)
-            said = bool(m.content) or bool(m.tool_calls)
-            if not said:
-                continue  # nothing to say (a thinking-only turn is not a turn)
-            if m.content:
-                blocks.append({"type": "text", "text": m.content})
-            blocks.extend(_tool_use_block(c) for c in m.tool_calls or ())
-            close_user()
-            if turns and turns[-1]["role"] == "assistant":
-                turns[-1]["content"].extend(blocks)
-                sources[-1].append(i)
-            else:
-                turns.append({"role": "assistant", "content": blocks})
-                sources.append([i])
-        else:  # pragma: no cover - ensure_messages guarantees the four roles
-            raise TypeError(f"message {i}: not a message: {m!r}")
-    close_user()
-    return Converted("\n\n".join(system), turns, sources)
-
-
-def _last_assistant(turns: list[dict[str, Any]]) -> int | None:
-    for k in range(len(turns) - 1, -1, -1):
-        if turns[k]["role"] == "assistant":
-            return k
-    return None
-
-
-def tool_loop_turn(turns: list[dict[str, Any]]) -> int | None:
-    """The index of the assistant turn a request continues (it made calls and only their
-    results follow), or None when the request starts a fresh user turn."""
-    k = _last_assistant(turns)
-    if k is None or not any(b.get("type") == "tool_use" for b in turns[k]["content"]):
-        return None
-    for t in turns[k + 1 :]:
-        if any(b.get("type") != "tool_result" for b in t["content"]):
-            return None
-    return k
-
-
-def starts_with_thinking(turn: dict[str, Any]) -> bool:
-    content = turn["content"]
-    return bool(content) and content[0].get("type") in REASONING_BLOCK_TYPES
-
-
-def _schema(node: Any) -> dict[str, Any]:
-    """A tool schema Anthropic accepts: an object at the root, unions at the root merged."""
-    if not isinstance(node, dict):
-        return {"type": "object", "properties": {}}
-    out = {k: v for k, v in node.items() if k not in ("$schema", "$id")}
-    for key in ("anyOf", "oneOf"):
-        branches = out.get(key)
-        if isinstance(branches, list) and "properties" not in out:
-            props: dict[str, Any] = {}
-            required: list[str] = []
-            for b in branches:
-                if isinstance(b, dict):
-                    props.update(b.get("properties") or {})
-                    required.extend(r for r in b.get("required") or () if r not in required)
-            del out[key]
-            out["type"] = "object"
-            out["properties"] = props
-            if required:
-                out["required"] = required
-    out.setdefault("type", "object")
-    return out
-
-
-def _tool_choice(choice: Any) -> dict[str, Any] | None:
-    if choice is None:
-        return None
-    if isinstance(choice, dict):
-        name = choice.get("name") or (choice.get("function") or {}).get("name")
-        if not name:
-            raise ProviderError("anthropic", ErrorKind.INVALID, f"tool_choice {choice!r}: name the tool, e.g. {{'name': 'read_file'}}")
-        return {"type": "tool", "name": name}
-    return {"auto": {"type": "auto"}, "none": {"type": "none"}, "required": {"type": "any"}}[choice]
-
 
 # --------------------------------------------------------------------------- the provider
 
@@ -430,68 +108,15 @@ class AnthropicProvider(WireProvider):
     def build_request(
         self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
     ) -> WireRequest:
-        model = opts.model or self.model
-        if opts.service_tier is not None:
-            raise ProviderError(
-                self.id, ErrorKind.INVALID,
-                f"{self.id}: service_tier is an OpenAI option; Anthropic Messages has no per-call tier (leave it unset)",
-            )
-        max_tokens = opts.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS
-        conv = to_anthropic_messages(messages, self.replay_tag)
-        turns = conv.messages
-
-        choice = _tool_choice(opts.tool_choice) if tools else None
-        forced = choice is not None and choice["type"] in ("any", "tool")
-        loop = tool_loop_turn(turns)
-        plan = thinking_plan(
-            model,
-            opts.effort if opts.effort is not None else self.effort,
-            max_tokens,
-            forced=forced,
-            loop_without_thinking=loop is not None and not starts_with_thinking(turns[loop]),
-            explicit_none=self.explicit_none,
+        plan = wire.AnthropicPlan(self.id, opts.model or self.model, tools)
+        resolved = replace(
+            opts,
+            effort=opts.effort if opts.effort is not None else self.effort,
+            max_tokens=opts.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
         )
-        if plan.on is False:
-            # thinking off: the last assistant turn may not carry thinking blocks
-            k = _last_assistant(turns)
-            if k is not None:
-                kept = [b for b in turns[k]["content"] if b.get("type") not in REASONING_BLOCK_TYPES]
-                turns[k] = {"role": "assistant", "content": kept}
-
-        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": turns}
-        system: list[dict[str, Any]] = []
-        if conv.system:
-            system.append({"type": "text", "text": conv.system, "cache_control": {"type": "ephemeral"}})
-        if isinstance(opts.json, JsonFormat):
-            # a second, uncached block: a per-call schema never invalidates the cached prefix
-            system.append({"type": "text", "text": opts.json.prompt})
-        if system:
-            body["system"] = system
-        if tools:
-            offered = tools
-            if forced and not plan.forced_tool:
-                # this model refuses forced tool use: offer only the named tool, let it choose
-                if choice["type"] == "tool":  # type: ignore[index]
-                    offered = [t for t in tools if t.name == choice["name"]] or tools  # type: ignore[index]
-                choice = None
-            body["tools"] = [
-                {"name": t.name, "description": t.description or "", "input_schema": _schema(t.input_schema)}
-                for t in offered
-            ]
-            if opts.parallel_tool_calls is False and (choice is None or choice["type"] != "none"):
-                choice = {**(choice or {"type": "auto"}), "disable_parallel_tool_use": True}
-            if choice is not None:
-                body["tool_choice"] = choice
-        body.update(plan.fields)
-        if plan.sampling:
-            if opts.temperature is not None:
-                body["temperature"] = opts.temperature
-            if opts.top_p is not None:
-                body["top_p"] = opts.top_p
-        if opts.stop:
-            body["stop_sequences"] = list(opts.stop)
-        body["stream"] = stream
-        body = merge_body(body, opts.extra_body)
+        body = wire.build_body(
+            messages, tools, resolved, plan, tag=self.replay_tag, stream=stream, explicit_none=self.explicit_none
+        )
         return WireRequest(join_url(self.base_url, self.path), self._auth_headers(opts), body, stream=stream)
 
     # stream ----------------------------------------------------------------
@@ -617,8 +242,7 @@ class _Reader:
             if block.get("text"):
                 yield TextDelta(block["text"])
         elif bt == "tool_use":
-            args = json.dumps(block.get("input") or {}, ensure_ascii=False, separators=_SEP)
-            yield ToolCallDelta(index, block.get("id"), block.get("name"), args)
+            yield ToolCallDelta(index, block.get("id"), block.get("name"), input_as_arguments(block.get("input") or {}))
         elif bt == "thinking":
             if block.get("thinking"):
                 yield from self.reasoning(block["thinking"])
@@ -693,7 +317,7 @@ class _Reader:
             yield ReasoningItemsDelta(tag, [{"type": "redacted_thinking", "data": b[1]}])
         elif not b[2]:
             # no argument fragments: the start block's input is the whole input
-            yield ToolCallDelta(d.get("index"), None, None, json.dumps(b[1] or {}, ensure_ascii=False, separators=_SEP))
+            yield ToolCallDelta(d.get("index"), None, None, input_as_arguments(b[1] or {}))
 
     def message_start(self, d: dict[str, Any]) -> Iterator[Chunk]:
         msg = d.get("message") or {}
@@ -735,201 +359,7 @@ def _usage(fresh: int, cache_read: int, cache_write: int, output: int, thinking:
     )
 
 
-# --------------------------------------------------------------------------- importer
-
-
-def _text_of_result(content: Any, where: str) -> tuple[str, list[ImagePart]]:
-    if content is None:
-        return "", []
-    if isinstance(content, str):
-        return content, []
-    texts: list[str] = []
-    images: list[ImagePart] = []
-    for j, b in enumerate(content):
-        bt = b.get("type") if isinstance(b, dict) else None
-        if bt == "text":
-            texts.append(b.get("text") or "")
-        elif bt == "image":
-            images.append(_import_image(b, f"{where}, content[{j}]"))
-        else:
-            raise ValueError(f"{where}, content[{j}]: a tool_result block of type {bt!r} cannot be imported (text and image only)")
-    return "\n".join(texts), images
-
-
-def _import_image(b: dict[str, Any], where: str) -> ImagePart:
-    src = b.get("source") or {}
-    if src.get("type") != "base64":
-        raise ValueError(
-            f"{where}: image source {src.get('type')!r} is not base64; download the image and pass its bytes "
-            "(histories are self-contained)"
-        )
-    return ImagePart(src.get("media_type", ""), src.get("data", ""))
-
-
-def _import_document(b: dict[str, Any], where: str) -> FilePart:
-    src = b.get("source") or {}
-    if src.get("type") == "base64":
-        return FilePart(src.get("media_type", "application/pdf"), src.get("data", ""), b.get("title"))
-    if src.get("type") == "text":
-        data = base64.b64encode((src.get("data") or "").encode()).decode()
-        return FilePart(src.get("media_type", "text/plain"), data, b.get("title"))
-    raise ValueError(f"{where}: document source {src.get('type')!r} cannot be imported (base64 or text only)")
-
-
-def from_anthropic_messages(
-    messages: Sequence[dict[str, Any]],
-    system: str | Sequence[dict[str, Any]] | None = None,
-    *,
-    provider: str = "anthropic",
-) -> list[Message]:
-    """Anthropic ``messages`` (and ``system``) as canonical messages.
-
-    Thinking and redacted_thinking blocks become ``reasoning_items`` tagged ``provider`` (and
-    the thinking text also ``reasoning``); tool_result blocks become tool messages named after
-    their call; base64 images and documents become parts. Anything the canonical shape cannot
-    hold raises ``ValueError`` naming the block, rather than being dropped (``cache_control``
-    and a tool_result's ``is_error`` flag are the exceptions: the canonical shape has no place
-    for them, and the adapter sets its own cache breakpoint).
-    """
-    out: list[Message] = []
-    if isinstance(system, str):
-        if system:
-            out.append(SystemMessage(system))
-    elif system:
-        for j, b in enumerate(system):
-            if not isinstance(b, dict) or b.get("type") != "text":
-                raise ValueError(f"system[{j}]: only text blocks can be imported")
-            out.append(SystemMessage(b.get("text") or ""))
-    names: dict[str, str] = {}
-    for i, m in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(m, dict):
-            raise ValueError(f"{where}: a message must be an object with role and content")
-        role, content = m.get("role"), m.get("content")
-        if role == "assistant":
-            out.append(_import_assistant(content, where, provider, names))
-        elif role == "user":
-            out.extend(_import_user(content, where, names))
-        else:
-            raise ValueError(f"{where}: role {role!r} is not user or assistant (system goes in system=...)")
-    return out
-
-
-def _import_assistant(content: Any, where: str, provider: str, names: dict[str, str]) -> AssistantMessage:
-    if isinstance(content, str):
-        return AssistantMessage(content)
-    if not isinstance(content, list):
-        raise ValueError(f"{where}: content must be a string or a list of blocks")
-    texts: list[str] = []
-    thoughts: list[str] = []
-    items: list[Any] = []
-    calls: list[ToolCall] = []
-    for j, b in enumerate(content):
-        bt = b.get("type") if isinstance(b, dict) else None
-        if bt == "text":
-            texts.append(b.get("text") or "")
-        elif bt == "thinking":
-            items.append(dict(b))
-            if b.get("thinking"):
-                thoughts.append(b["thinking"])
-        elif bt == "redacted_thinking":
-            items.append(dict(b))
-        elif bt == "tool_use":
-            args = _dump_args(b.get("input") or {})
-            calls.append(ToolCall(b.get("id", ""), b.get("name", ""), args))
-            names[b.get("id", "")] = b.get("name", "")
-        else:
-            raise ValueError(f"{where}.content[{j}]: an assistant block of type {bt!r} cannot be imported")
-    return AssistantMessage(
-        content="".join(texts),
-        reasoning="\n\n".join(thoughts) if thoughts else None,
-        reasoning_items=ReasoningItems(provider, items) if items else None,
-        tool_calls=calls or None,
-    )
-
-
-def _import_user(content: Any, where: str, names: dict[str, str]) -> list[Message]:
-    if isinstance(content, str):
-        return [UserMessage(content)]
-    if not isinstance(content, list):
-        raise ValueError(f"{where}: content must be a string or a list of blocks")
-    out: list[Message] = []
-    parts: list[TextPart | ImagePart | FilePart] = []
-    for j, b in enumerate(content):
-        bt = b.get("type") if isinstance(b, dict) else None
-        at = f"{where}.content[{j}]"
-        if bt == "tool_result":
-            call_id = b.get("tool_use_id", "")
-            text, images = _text_of_result(b.get("content"), at)
-            out.append(ToolMessage(call_id, names.get(call_id, ""), text, images or None))
-        elif bt == "text":
-            parts.append(TextPart(b.get("text") or ""))
-        elif bt == "image":
-            parts.append(_import_image(b, at))
-        elif bt == "document":
-            parts.append(_import_document(b, at))
-        else:
-            raise ValueError(f"{at}: a user block of type {bt!r} cannot be imported")
-    if parts:
-        if len(parts) == 1 and isinstance(parts[0], TextPart):
-            out.append(UserMessage(parts[0].text))
-        else:
-            out.append(UserMessage(parts))
-    return out
-
-
-# --------------------------------------------------------------------------- replay contract
-
-
-def matches(url: str) -> bool:
-    """Is this recorded request URL the Anthropic Messages wire?"""
-    return urlsplit(url).path.rstrip("/").endswith("/v1/messages")
-
-
-def _effort_from(body: dict[str, Any]) -> str | None:
-    oc = body.get("output_config") or {}
-    if oc.get("effort") in EFFORTS:
-        return oc["effort"]
-    th = body.get("thinking") or {}
-    if th.get("type") == "disabled":
-        return "none"
-    if th.get("type") == "enabled":
-        budget = th.get("budget_tokens") or 0
-        for level in ("low", "medium", "high"):
-            if budget <= _BUDGET[level]:
-                return level
-        return "max"
-    return None
-
-
-def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
-    """A recorded request body read back into canonical messages, tools and options."""
-    # tagged as the replay provider (id "anthropic") tags what it reads, so its blocks go back
-    messages = from_anthropic_messages(body.get("messages") or [], body.get("system"))
-    tools = [
-        ToolDefinition(t["name"], t.get("description") or "", t.get("input_schema") or {})
-        for t in body.get("tools") or ()
-        if isinstance(t, dict) and "name" in t
-    ] or None
-    options: dict[str, Any] = {"model": body.get("model")}
-    for src, dst in (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p")):
-        if body.get(src) is not None:
-            options[dst] = body[src]
-    if body.get("stop_sequences"):
-        options["stop"] = list(body["stop_sequences"])
-    effort = _effort_from(body)
-    if effort is not None:
-        options["effort"] = effort
-    tc = body.get("tool_choice")
-    if isinstance(tc, dict):
-        mapped = {"auto": "auto", "none": "none", "any": "required"}.get(tc.get("type", ""))
-        if tc.get("type") == "tool":
-            options["tool_choice"] = {"name": tc.get("name")}
-        elif mapped:
-            options["tool_choice"] = mapped
-        if tc.get("disable_parallel_tool_use"):
-            options["parallel_tool_calls"] = False
-    return ImportedRequest(messages, tools, options, body.get("model"), bool(body.get("stream", False)))
+# --------------------------------------------------------------------------- replay
 
 
 def replay_provider(url: str, body: dict[str, Any], transport: Any) -> AnthropicProvider:
@@ -945,7 +375,3 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> Anthropic
         path=path,
         transport=transport,
     )
-
-
-# the offline validator (core.rules.anthropic) checks a history exactly as this module sends it
-register_conversion("anthropic", to_anthropic_messages)

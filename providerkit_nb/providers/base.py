@@ -14,14 +14,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, cast
 
 from ..core.errors import ErrorKind, ProviderError
 from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
-from ..core.structured import JSON_FORMS, JSON_WITH_TOOLS, JsonFormat, json_format
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -37,6 +36,7 @@ from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
 from ..transport.sse import SSEEvent, StreamPosition, iter_sse
+from ..wire.options import EFFORTS, CallOptions
 from .forced_call import forced_call
 from .guard import (
     PARSER_FAILURES,
@@ -50,67 +50,13 @@ from .guard import (
 )
 
 __all__ = [
-    "CallOptions",
     "ChunkStream",
     "Provider",
     "WireProvider",
-    "EFFORTS",
     "resolve_api_key",
     "join_url",
-    "ImportedRequest",
     "WireRequest",
-    "merge_body",
-    "SERVICE_TIERS",
 ]
-
-EFFORTS = ("none", "low", "medium", "high", "max")
-SERVICE_TIERS = ("auto", "default", "flex", "priority", "scale")
-
-
-@dataclass(slots=True, kw_only=True)
-class CallOptions:
-    """Per-call options, with the same names on every wire (as the vendor SDKs spell them);
-    keyword-only, so adding an option never shifts another."""
-
-    session_id: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    max_tokens: int | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    stop: list[str] | str | None = None  # one stop string is taken as a list of one
-    tool_choice: str | dict[str, Any] | None = None
-    parallel_tool_calls: bool | None = None
-    extra_body: dict[str, Any] | None = None
-    # structured output: a schema dict, an object with model_json_schema(), or "object"
-    json: JsonFormat | dict[str, Any] | str | Any = None
-    json_with_tools: str | None = None  # "response_format" | "prompt" when tools are offered
-    avoid_json_form: str | None = None  # a JSON form not to use (a reply in it did not fit)
-    service_tier: str | None = None  # Chat and Responses only; refused on Anthropic and Gemini
-    strip_reasoning: bool | None = None  # None: strip replayed reasoning when effort is "none"
-    on_activity: Callable[[], None] | None = None  # called on the headers and every body read
-
-    def __post_init__(self) -> None:
-        if self.effort is not None and self.effort not in EFFORTS:
-            raise ValueError(f"effort must be one of {EFFORTS} or None, got {self.effort!r}")
-        self.json = json_format(self.json)
-        if self.json_with_tools is not None and self.json_with_tools not in JSON_WITH_TOOLS:
-            raise ValueError(f"json_with_tools must be one of {JSON_WITH_TOOLS} or None, got {self.json_with_tools!r}")
-        if self.avoid_json_form is not None and self.avoid_json_form not in JSON_FORMS:
-            raise ValueError(f"avoid_json_form must be one of {JSON_FORMS} or None, got {self.avoid_json_form!r}")
-        if self.service_tier is not None and self.service_tier not in SERVICE_TIERS:
-            raise ValueError(f"service_tier must be one of {SERVICE_TIERS} or None, got {self.service_tier!r}")
-        if self.on_activity is not None and not callable(self.on_activity):
-            raise TypeError("on_activity must be a callable taking no arguments")
-        if isinstance(self.stop, str):
-            self.stop = [self.stop]
-        if isinstance(self.tool_choice, str) and self.tool_choice not in ("auto", "none", "required"):
-            self.tool_choice = {"name": self.tool_choice}
-
-    @classmethod
-    def names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
-
 
 class ChunkStream:
     """A provider stream: iterate it for chunks, close it (or use ``with``) to hang up.
@@ -232,24 +178,9 @@ class Provider:
         strip_reasoning: bool | None = None,
         on_activity: Callable[[], None] | None = None,
     ) -> ChunkStream:
-        opts = CallOptions(
-            session_id=session_id,
-            model=model,
-            effort=effort,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            top_p=top_p,
-            stop=stop,
-            tool_choice=tool_choice,
-            parallel_tool_calls=parallel_tool_calls,
-            extra_body=extra_body,
-            json=json,
-            json_with_tools=json_with_tools,
-            avoid_json_form=avoid_json_form,
-            service_tier=service_tier,
-            strip_reasoning=strip_reasoning,
-            on_activity=on_activity,
-        )
+        # every keyword above is a CallOptions field, named the same (a test holds the two equal)
+        scope = locals()
+        opts = CallOptions(**{name: scope[name] for name in CallOptions.names()})
         return self.open_stream(ensure_messages(messages), list(tools) if tools else None, opts)
 
     def complete(
@@ -299,22 +230,6 @@ def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
 
 
-def merge_body(body: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-    """Lay ``extra_body`` over what the wire built: nested objects merge key by key (so
-    ``{"generationConfig": {...}}`` adds to Gemini's config instead of erasing max tokens and
-    thinking); any other value, lists included, replaces. Neither argument is changed."""
-    if not extra:
-        return body
-    out = dict(body)
-    for key, value in extra.items():
-        old = out.get(key)
-        if isinstance(value, dict) and isinstance(old, dict):
-            out[key] = merge_body(old, value)
-        else:
-            out[key] = value
-    return out
-
-
 DRAIN_SECONDS = 0.5
 
 
@@ -344,17 +259,6 @@ class WireRequest:
     stream: bool = True
     events: str = "sse"  # "sse" or "json-array" (Gemini without alt=sse)
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class ImportedRequest:
-    """A recorded or foreign request read back into canonical form (importers return this)."""
-
-    messages: list[Message]
-    tools: list[ToolDefinition] | None
-    options: dict[str, Any]  # CallOptions names only
-    model: str | None = None
-    stream: bool = True
 
 
 class WireProvider(Provider):

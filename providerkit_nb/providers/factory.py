@@ -11,17 +11,11 @@ from __future__ import annotations
 import importlib
 import ipaddress
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
 from .base import WireProvider
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from ..core.messages import Message
-    from ..core.validate import Problem
 
 __all__ = [
     "PresetRow",
@@ -35,7 +29,6 @@ __all__ = [
     "responses",
     "anthropic",
     "gemini",
-    "validate_history",
 ]
 
 # wire id -> (module, class). A wire module that is not built yet fails with a clear message.
@@ -56,20 +49,6 @@ def wire_class(wire: str) -> type[WireProvider]:
         return getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as exc:
         raise ImportError(f"the {wire} wire is not available in this build ({exc})") from exc
-
-
-def validate_history(messages: Sequence[Message | dict[str, Any]], wire: str | None = None) -> list[Problem]:
-    """``pk.validate_history``: the core validator, with the wire's adapter loaded first.
-
-    Some wire rules check a history as that wire's adapter converts it; the adapter hands its
-    conversion to the core when imported, so loading it here keeps every import pointing down.
-    """
-    from ..core.validate import WIRES as RULE_WIRES
-    from ..core.validate import validate_history as core_validate
-
-    if wire is not None and wire in RULE_WIRES and RULE_WIRES[wire][0] in WIRES:
-        wire_class(RULE_WIRES[wire][0])
-    return core_validate(messages, wire)
 
 
 @dataclass(slots=True)

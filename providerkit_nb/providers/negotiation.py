@@ -10,7 +10,7 @@ send with tools, and a server's own refusal, which is recognised by its wording,
 answered by sending the request once more in the form the server takes.
 
 The pieces are small and wire-free: the Chat adapter asks ``json_form`` and ``tool_choice_plan``
-what to send and ``refused_field`` what a refusal was about; only it writes the fields.
+what to send and ``refused_field`` what a refusal was about; ``wire.openai_chat`` writes the fields.
 """
 
 from __future__ import annotations
@@ -143,8 +143,8 @@ def tool_choice_plan(
     facts: ServerFacts, choice: Any, tool_names: list[str]
 ) -> tuple[Any, list[str] | None, Notice | None]:
     """What to send for a canonical ``choice`` (None, "none", "required" or {"name": ...}):
-    the wire value (None: leave it out), the tools to offer (None: all of them) and a notice
-    when what is sent differs from what was asked."""
+    the choice to send, in the same canonical form (None: leave it out), the tools to offer
+    (None: all of them) and a notice when what is sent differs from what was asked."""
     if choice is None or choice == "auto" or choice == "none" or not tool_names:
         return (None if choice in (None, "auto") else choice), None, None
     if choice == "required":
@@ -152,14 +152,14 @@ def tool_choice_plan(
             return "required", None, None
         if facts.named_choice is not False and len(tool_names) == 1:
             name = tool_names[0]
-            return {"type": "function", "function": {"name": name}}, None, Notice(
+            return {"name": name}, None, Notice(
                 "tool_choice", f"tool_choice sent as the named tool {name}: this server does not take 'required'",
                 "named")
         return None, None, Notice("tool_choice", "tool_choice 'required' left out: this server takes neither "
                                   "'required' nor a named tool, so a call cannot be forced here", "none")
     name = choice["name"]
     if facts.named_choice is not False:
-        return {"type": "function", "function": {"name": name}}, None, None
+        return {"name": name}, None, None
     who = facts.server or "this server"
     if facts.required_choice is not False:
         return "required", [name], Notice(

@@ -1,51 +1,29 @@
-"""The OpenAI Responses wire, for the OpenAI API and the ChatGPT (Codex) backend.
+"""The OpenAI Responses wire over HTTP, for the OpenAI API and the ChatGPT (Codex) backend.
 
-Nothing outside this module knows the Responses field names. The points that cost people days:
+The body is ``wire.openai_responses``'s (store:false, encrypted reasoning replayed to its own
+provider, flat tools); this module sends it and reads what comes back:
 
-- ``store: false`` always (zero-data-retention accounts refuse storage), so reasoning survives
-  only as encrypted items: they are requested with ``include: ["reasoning.encrypted_content"]``,
-  kept whole in ``reasoning_items`` tagged with this provider's id, and sent back only to a
-  provider with the same tag, newest turns first within 8 MiB.
-- A reasoning item must be followed by the item it was produced with, or the server answers
-  "Item 'rs_...' of type 'reasoning' was provided without its required following item". So a
-  turn's reasoning items are sent only when that turn still sends a message or a call after them
-  (a turn cut down to nothing by repair sends no reasoning), and never twice.
-- Tool results quote the model's ``call_id``, never the ``fc_`` item id.
-- Tools are flat, ``strict`` is stated truthfully, and regex ``pattern``s are removed.
 - The stream states things twice (deltas, then ``.done`` snapshots): snapshots only add the
   part that was not streamed. Calls are found by item id, then ``call_id`` (some servers send no
   item id), then output index; a ``.done`` item supplies identity a skeleton lacked; a call that
   appears only at ``.done`` without a ``call_id`` cannot be answered and is dropped.
 - Readable reasoning (summary parts, raw reasoning text) goes to ``reasoning``, parts joined by a
   blank line. Text parts are concatenated as sent.
+- The ChatGPT backend's ``codex.rate_limits`` frame, when the account cannot be served, becomes
+  the quota error the stream then ends with.
 """
 
 from __future__ import annotations
 
-import copy
 import json
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
-from ..core.messages import (
-    AssistantMessage,
-    FilePart,
-    ImagePart,
-    Message,
-    ReasoningItems,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-    ensure_messages,
-)
-from ..core.rules import register_conversion
-from ..core.structured import JsonFormat, is_strict_schema, json_request
+from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -62,196 +40,16 @@ from ..core.turn import (
 )
 from ..transport.classify import stream_error
 from ..transport.sse import NOT_JSON, SSEEvent
-from .base import CallOptions, ImportedRequest, WireProvider, WireRequest, join_url, merge_body
+from ..wire import openai_responses as wire
+from ..wire.openai_responses import CHATGPT_TAG, OPENAI_TAG, REASONING_GAP
+from ..wire.options import CallOptions
+from .base import WireProvider, WireRequest, join_url
 from .guard import FrameError, cut_short, need  # FrameError, need: a required part, named
-from .openai_models import effort_from_level, openai_effort_level
 
-__all__ = [
-    "ResponsesProvider",
-    "from_responses_input",
-    "to_responses_input",
-    "matches",
-    "import_request",
-    "replay_provider",
-    "MAX_REPLAY_BYTES",
-    "OPENAI_TAG",
-    "CHATGPT_TAG",
-    "without_patterns",
-    "is_strict_schema",
-]
+__all__ = ["ResponsesProvider", "replay_provider"]
 
-MAX_REPLAY_BYTES = 8 * 1024 * 1024
-OPENAI_TAG = "openai-responses"
-CHATGPT_TAG = "chatgpt"
 OPENAI_BASE = "https://api.openai.com/v1"
 CHATGPT_BASE = "https://chatgpt.com/backend-api/codex"
-_SEP = "\n\n"  # between reasoning parts
-_COMPACT = (",", ":")
-
-
-# --------------------------------------------------------------------------- outgoing history
-
-
-def _data_uri(mime: str, data: str) -> str:
-    return f"data:{mime};base64,{data}"
-
-
-def _user_content(m: UserMessage, index: int, provider: str) -> str | list[dict[str, Any]]:
-    c = m.content
-    if isinstance(c, str):
-        return c
-    parts: list[dict[str, Any]] = []
-    for p in c:
-        if isinstance(p, TextPart):
-            parts.append({"type": "input_text", "text": p.text})
-        elif isinstance(p, ImagePart):
-            parts.append({"type": "input_image", "image_url": p.data_uri()})
-        elif isinstance(p, FilePart):
-            if p.mime_type != "application/pdf":
-                raise ProviderError(
-                    provider,
-                    ErrorKind.INVALID,
-                    f"{provider}: message {index}: the Responses wire takes PDF files only, not {p.mime_type}; "
-                    "convert the file to text or send it to a wire that accepts it (Gemini)",
-                )
-            parts.append(
-                {"type": "input_file", "filename": p.name or "file.pdf", "file_data": _data_uri(p.mime_type, p.data)}
-            )
-    return parts
-
-
-def _replayable(items: Sequence[Any]) -> list[dict[str, Any]]:
-    """The reasoning items of a turn as they go back: whole, with ``summary`` always present
-    (strict third-party servers 400 on "missing required field `summary`")."""
-    out = []
-    for it in items:
-        if isinstance(it, dict) and it.get("type") == "reasoning":
-            if "summary" not in it:
-                it = {**it, "summary": []}
-            out.append(it)
-    return out
-
-
-def _select_reasoning(messages: Sequence[Message], tag: str | None) -> dict[int, list[dict[str, Any]]]:
-    """Which assistant turns send their reasoning items: same tag (``None`` = any), a follower
-    in the same turn, newest first within MAX_REPLAY_BYTES; older turns lose theirs first."""
-    chosen: dict[int, list[dict[str, Any]]] = {}
-    total = 0
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if not isinstance(m, AssistantMessage) or m.reasoning_items is None:
-            continue
-        if tag is not None and m.reasoning_items.provider != tag:
-            continue
-        if not (m.content or m.tool_calls):
-            continue  # nothing would follow the reasoning: the server refuses that
-        items = _replayable(m.reasoning_items.items)
-        if not items:
-            continue
-        size = len(json.dumps(items, separators=_COMPACT, ensure_ascii=False))
-        if total + size > MAX_REPLAY_BYTES:
-            break
-        total += size
-        chosen[i] = items
-    return chosen
-
-
-def to_responses_input(
-    messages: Sequence[Message | dict], tag: str | None = OPENAI_TAG
-) -> tuple[str, list[dict[str, Any]], list[int]]:
-    """Canonical history -> (instructions, input items, message index of each item).
-
-    ``tag`` is the replay tag of the provider that will receive it; reasoning items carrying
-    another tag are left out. ``None`` keeps every provider's (used by the offline validator).
-    """
-    msgs = ensure_messages(messages)
-    chosen = _select_reasoning(msgs, tag)
-    system: list[str] = []
-    items: list[dict[str, Any]] = []
-    origin: list[int] = []
-    seen_reasoning: set[str] = set()
-    for i, m in enumerate(msgs):
-        if isinstance(m, SystemMessage):
-            if m.content:
-                system.append(m.content)
-        elif isinstance(m, UserMessage):
-            items.append({"role": "user", "content": _user_content(m, i, tag or OPENAI_TAG)})
-            origin.append(i)
-        elif isinstance(m, ToolMessage):
-            output: Any = m.content
-            if m.images:
-                output = ([{"type": "input_text", "text": m.content}] if m.content else []) + [
-                    {"type": "input_image", "image_url": p.data_uri()} for p in m.images
-                ]
-            items.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": output})
-            origin.append(i)
-        elif isinstance(m, AssistantMessage):
-            for it in chosen.get(i, ()):
-                rid = it.get("id")
-                if isinstance(rid, str):
-                    if rid in seen_reasoning:
-                        continue  # "Duplicate item found with id rs_..."
-                    seen_reasoning.add(rid)
-                items.append(it)
-                origin.append(i)
-            if m.content:
-                items.append(
-                    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": m.content}]}
-                )
-                origin.append(i)
-            for call in m.tool_calls or ():
-                items.append(
-                    {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
-                )
-                origin.append(i)
-    return "\n\n".join(system), items, origin
-
-
-# --------------------------------------------------------------------------- tool schemas
-
-# keywords whose value is one subschema, a list of them, or a name -> subschema map
-_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties")
-_LIST = ("anyOf", "oneOf", "allOf", "prefixItems")
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-
-
-def without_patterns(schema: Any) -> Any:
-    """A copy of ``schema`` without any ``pattern`` keyword where a subschema can sit (the
-    ChatGPT backend 400s on regexes it cannot compile). A property *named* "pattern" and data
-    keywords (enum, const, default, examples) stay."""
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "pattern":
-            continue
-        if key in _ONE and isinstance(value, dict):
-            out[key] = without_patterns(value)
-        elif (key in _LIST or key == "items") and isinstance(value, list):
-            out[key] = [without_patterns(v) for v in value]
-        elif key in _MAP and isinstance(value, dict):
-            out[key] = {k: without_patterns(v) for k, v in value.items()}
-        else:
-            out[key] = value
-    return out
-
-
-def _tool_to_wire(t: ToolDefinition) -> dict[str, Any]:
-    schema = t.input_schema or {"type": "object", "properties": {}}
-    return {
-        "type": "function",
-        "name": t.name,
-        "description": t.description or "",
-        "parameters": without_patterns(schema),
-        "strict": is_strict_schema(schema),
-    }
-
-
-def _effort(model: str, effort: str) -> dict[str, Any]:
-    """The reasoning block for an explicit effort (summaries asked for whenever it thinks)."""
-    level = openai_effort_level(model, effort)
-    return {"effort": level} if effort == "none" else {"effort": level, "summary": "auto"}
 
 
 def _usage(u: Any) -> Usage | None:
@@ -279,38 +77,23 @@ def _worth_keeping(item: dict[str, Any]) -> bool:
     return bool(item.get("encrypted_content") or item.get("content"))
 
 
-def _reasoning_texts(item: dict[str, Any]) -> list[str]:
-    out = []
-    for part in item.get("summary") or ():
-        if isinstance(part, dict) and part.get("text"):
-            out.append(part["text"])
-    for part in item.get("content") or ():
-        if isinstance(part, dict) and part.get("text"):
-            out.append(part["text"])
-    return out
-
-
 # --------------------------------------------------------------------------- ChatGPT rate limits
 
 _WINDOWS = {300: "5h", 10080: "weekly", 43200: "monthly", 44640: "monthly"}
 
 
-def _quota_wall(provider: str, frame: dict[str, Any]) -> ProviderError | None:
-    """A ``codex.rate_limits`` frame that says the account cannot be served: the error to raise
-    if the stream then closes without producing anything."""
-    rl = frame.get("rate_limits")
-    if not isinstance(rl, dict):
-        return None
-    windows = [w for w in (rl.get("primary") or rl.get("primary_window"), rl.get("secondary") or rl.get("secondary_window")) if isinstance(w, dict)]
+def _exhausted(frame: dict[str, Any], rl: dict[str, Any], windows: list[dict[str, Any]]) -> bool:
+    """The account cannot be served: no credits, and the limit says so (or a window is full)."""
     credits = frame.get("credits") or rl.get("credits") or {}
     if isinstance(credits, dict) and (credits.get("has_credits") or credits.get("unlimited")):
-        return None
+        return False
     if "limit_reached" in rl or "allowed" in rl:
-        if not (rl.get("limit_reached") and not rl.get("allowed", False)):
-            return None
-    elif not any((w.get("used_percent") or 0) >= 100 for w in windows):
-        return None
-    binding = max(windows, key=lambda w: w.get("used_percent") or 0) if windows else {}
+        return bool(rl.get("limit_reached") and not rl.get("allowed", False))
+    return any((w.get("used_percent") or 0) >= 100 for w in windows)
+
+
+def _when(binding: dict[str, Any]) -> tuple[float | None, float | None, str | None]:
+    """(seconds to wait, when it resets, the window's name) of the window that binds."""
     retry_after = binding.get("reset_after_seconds")
     reset_at = binding.get("reset_at")
     now = time.time()
@@ -322,14 +105,31 @@ def _quota_wall(provider: str, frame: dict[str, Any]) -> ProviderError | None:
     if minutes is None and binding.get("limit_window_seconds"):
         minutes = int(binding["limit_window_seconds"]) // 60
     window = _WINDOWS.get(int(minutes)) if isinstance(minutes, (int, float)) else None
-    wait = f"; resets in {int(retry_after)} s" if isinstance(retry_after, (int, float)) else ""
+    return (
+        float(retry_after) if isinstance(retry_after, (int, float)) else None,
+        float(reset_at) if isinstance(reset_at, (int, float)) else None,
+        window,
+    )
+
+
+def _quota_wall(provider: str, frame: dict[str, Any]) -> ProviderError | None:
+    """A ``codex.rate_limits`` frame that says the account cannot be served: the error to raise
+    if the stream then closes without producing anything."""
+    rl = frame.get("rate_limits")
+    if not isinstance(rl, dict):
+        return None
+    windows = [w for w in (rl.get("primary") or rl.get("primary_window"), rl.get("secondary") or rl.get("secondary_window")) if isinstance(w, dict)]
+    if not _exhausted(frame, rl, windows):
+        return None
+    retry_after, reset_at, window = _when(max(windows, key=lambda w: w.get("used_percent") or 0) if windows else {})
+    wait = f"; resets in {int(retry_after)} s" if retry_after is not None else ""
     return ProviderError(
         provider,
         ErrorKind.QUOTA,
         f"{provider}: usage limit reached ({window or 'current'} window){wait}",
         code="usage_limit_reached",
-        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
-        reset_at=float(reset_at) if isinstance(reset_at, (int, float)) else None,
+        retry_after=retry_after,
+        reset_at=reset_at,
         window=window,
         body=json.dumps(frame)[:2000],
     )
@@ -423,47 +223,16 @@ class ResponsesProvider(WireProvider):
         self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions, *, stream: bool
     ) -> WireRequest:
         chatgpt = self.backend == "chatgpt"
-        model = opts.model or self.model
-        instructions, items, _ = to_responses_input(messages, self.replay_tag)
         session = self.session_for(opts)
-        body: dict[str, Any] = {"model": model, "input": items, "store": False, "stream": stream or chatgpt}
-        if instructions or chatgpt:
-            body["instructions"] = instructions
-        if self.replay_reasoning:
-            body["include"] = ["reasoning.encrypted_content"]
-        if tools:
-            body["tools"] = [_tool_to_wire(t) for t in tools]
-            if opts.parallel_tool_calls is False:
-                body["parallel_tool_calls"] = False
-        choice = opts.tool_choice
-        if choice is not None:
-            body["tool_choice"] = choice if isinstance(choice, str) else {"type": "function", "name": choice["name"]}
-        if opts.max_tokens is not None and not chatgpt:
-            body["max_output_tokens"] = opts.max_tokens
-        if opts.temperature is not None:
-            body["temperature"] = opts.temperature
-        if opts.top_p is not None:
-            body["top_p"] = opts.top_p
-        effort = opts.effort if opts.effort is not None else self.effort
-        if effort is not None:
-            body["reasoning"] = _effort(model, effort)
-        if self.cache_key:
-            body["prompt_cache_key"] = session
-        if opts.service_tier is not None:
-            body["service_tier"] = opts.service_tier
-        fmt = opts.json
-        if isinstance(fmt, JsonFormat):
-            ask = json_request(fmt, enforce_schema=True, prompt_only=bool(tools) and opts.json_with_tools == "prompt")
-            if ask.format == "json_schema":
-                body["text"] = {
-                    "format": {"type": "json_schema", "name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}
-                }
-            elif ask.format is not None:
-                body["text"] = {"format": {"type": ask.format}}
-            if ask.prompt is not None:
-                # the instruction rides after the history (the cached prefix survives it)
-                items.append({"type": "message", "role": "developer", "content": [{"type": "input_text", "text": ask.prompt}]})
-        body = merge_body(body, opts.extra_body)
+        plan = wire.ResponsesPlan(
+            self.id, opts.model or self.model, tools, max_output_tokens=not chatgpt,
+            json_prompt_only=bool(tools) and opts.json_with_tools == "prompt",
+        )
+        resolved = replace(opts, effort=opts.effort if opts.effort is not None else self.effort)
+        body = wire.build_body(
+            messages, tools, resolved, plan, tag=self.replay_tag, stream=stream or chatgpt, instructions=chatgpt,
+            include_encrypted=self.replay_reasoning, cache_key=session if self.cache_key else None,
+        )
         headers: dict[str, str] = {"authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         if stream or chatgpt:
             headers["accept"] = "text/event-stream"
@@ -645,7 +414,7 @@ class _Reader:
             sep = self.r_any
         self.r_parts.append(text)
         self.r_any = True
-        return ReasoningDelta(_SEP + text if sep else text)
+        return ReasoningDelta(REASONING_GAP + text if sep else text)
 
     def reasoning_tail(self, key: Any, snapshot: Any) -> Iterator[Chunk]:
         tail = _tail(self.thoughts.get(key, ()), self.checked(snapshot))
@@ -834,198 +603,7 @@ def _reasoning_key(obj: dict[str, Any], t: str) -> tuple[Any, str, Any]:
     return (obj.get("item_id"), "s", obj.get("summary_index", 0))
 
 
-# --------------------------------------------------------------------------- importer
-
-
-def _text_of_parts(content: Any, where: str) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise ValueError(f"{where}: content must be a string or a list of parts")
-    out = []
-    for j, p in enumerate(content):
-        if not isinstance(p, dict):
-            raise ValueError(f"{where}, part {j}: a content part must be an object")
-        if p.get("type") in ("input_text", "output_text", "text"):
-            out.append(p.get("text") or "")
-        elif p.get("type") == "refusal":
-            out.append(p.get("refusal") or "")
-        else:
-            raise ValueError(f"{where}, part {j}: a {p.get('type')!r} part cannot go in this message")
-    return "".join(out)
-
-
-_DATA_URI = re.compile(r"^data:([^;,]+);base64,(.*)$", re.S)
-
-
-def _image(url: Any, where: str) -> ImagePart:
-    m = _DATA_URI.match(url) if isinstance(url, str) else None
-    if m is None:
-        raise ValueError(
-            f"{where}: only inline base64 images (data: URIs) can be imported; download the image "
-            "and pass it as a data URI"
-        )
-    return ImagePart(m.group(1), m.group(2))
-
-
-def _user_parts(content: Any, where: str) -> str | list[Any]:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        raise ValueError(f"{where}: content must be a string or a list of parts")
-    parts: list[Any] = []
-    for j, p in enumerate(content):
-        w = f"{where}, part {j}"
-        kind = p.get("type") if isinstance(p, dict) else None
-        if kind in ("input_text", "text"):
-            parts.append(TextPart(p.get("text") or ""))
-        elif kind == "input_image":
-            parts.append(_image(p.get("image_url"), w))
-        elif kind == "input_file":
-            m = _DATA_URI.match(p.get("file_data") or "")
-            if m is None:
-                raise ValueError(f"{w}: only inline files (file_data as a data: URI) can be imported")
-            parts.append(FilePart(m.group(1), m.group(2), p.get("filename")))
-        else:
-            raise ValueError(f"{w}: unknown user content part {kind!r}")
-    return parts
-
-
-def from_responses_input(
-    input: str | Sequence[dict[str, Any]], instructions: str | None = None, *, provider: str = OPENAI_TAG
-) -> list[Message]:
-    """A Responses ``input`` (plus ``instructions``) as canonical messages, losslessly for what
-    the canonical shape holds: reasoning items whole (tagged ``provider``), call ids, images.
-
-    Consecutive assistant items (reasoning, message, function calls) form one assistant turn; a
-    second message, or reasoning after calls, starts another. Items the canonical shape cannot
-    hold (hosted tool calls, item references) are refused with the index, never dropped.
-    """
-    out: list[Message] = []
-    if instructions:
-        out.append(SystemMessage(instructions))
-    if isinstance(input, str):
-        out.append(UserMessage(input))
-        return out
-    if not isinstance(input, (list, tuple)):
-        raise ValueError("input must be a string or a list of input items")
-    names: dict[str, str] = {}
-    cur: AssistantMessage | None = None
-
-    def assistant() -> AssistantMessage:
-        nonlocal cur
-        if cur is None:
-            cur = AssistantMessage()
-            out.append(cur)
-        return cur
-
-    for i, item in enumerate(input):
-        where = f"input[{i}]"
-        if not isinstance(item, dict):
-            raise ValueError(f"{where}: an input item must be an object")
-        kind = item.get("type")
-        role = item.get("role")
-        if kind in (None, "message") and role in ("system", "developer"):
-            cur = None
-            out.append(SystemMessage(_text_of_parts(item.get("content"), where)))
-        elif kind in (None, "message") and role == "user":
-            cur = None
-            out.append(UserMessage(_user_parts(item.get("content"), where)))
-        elif kind in (None, "message") and role == "assistant":
-            text = _text_of_parts(item.get("content"), where)
-            a = cur
-            if a is not None and (a.content or a.tool_calls):
-                cur = None
-            a = assistant()
-            a.content += text
-        elif kind == "reasoning":
-            a = cur
-            if a is not None and a.tool_calls:
-                cur = None
-            a = assistant()
-            if a.reasoning_items is None:
-                a.reasoning_items = ReasoningItems(provider, [])
-            a.reasoning_items.items.append(copy.deepcopy(item))
-            texts = _reasoning_texts(item)
-            if texts:
-                joined = _SEP.join(texts)
-                a.reasoning = joined if not a.reasoning else a.reasoning + _SEP + joined
-        elif kind == "function_call":
-            call_id = item.get("call_id") or item.get("id")
-            if not call_id or not item.get("name"):
-                raise ValueError(f"{where}: a function_call needs a call_id and a name")
-            a = assistant()
-            a.tool_calls = (a.tool_calls or []) + [ToolCall(call_id, item["name"], item.get("arguments") or "")]
-            names[call_id] = item["name"]
-        elif kind == "function_call_output":
-            cur = None
-            call_id = item.get("call_id")
-            if not call_id:
-                raise ValueError(f"{where}: a function_call_output needs a call_id")
-            output = item.get("output")
-            images: list[ImagePart] = []
-            if isinstance(output, list):
-                texts = []
-                for j, p in enumerate(output):
-                    if isinstance(p, dict) and p.get("type") == "input_image":
-                        images.append(_image(p.get("image_url"), f"{where}, output {j}"))
-                    elif isinstance(p, dict) and p.get("type") in ("input_text", "output_text", "text"):
-                        texts.append(p.get("text") or "")
-                    else:
-                        raise ValueError(f"{where}, output {j}: unsupported output part")
-                output = "".join(texts)
-            elif not isinstance(output, str):
-                output = json.dumps(output, ensure_ascii=False)
-            out.append(ToolMessage(call_id, names.get(call_id, ""), output, images or None))
-        else:
-            raise ValueError(
-                f"{where}: items of type {kind!r} cannot be represented in a canonical history "
-                "(only messages, reasoning, function_call and function_call_output)"
-            )
-    return out
-
-
-# --------------------------------------------------------------------------- replay and conformance
-
-
-
-def matches(url: str) -> bool:
-    """A recorded request URL on this wire: a POST to ``.../responses``."""
-    return urlsplit(url).path.rstrip("/").endswith("/responses")
-
-
-def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
-    """A recorded Responses request read back into canonical messages, tools and options."""
-    messages = from_responses_input(body.get("input") or [], body.get("instructions"))
-    tools = None
-    if body.get("tools"):
-        tools = []
-        for t in body["tools"]:
-            if isinstance(t, dict) and t.get("type") == "function":
-                tools.append(ToolDefinition(t["name"], t.get("description") or "", t.get("parameters") or {}))
-    opts: dict[str, Any] = {}
-    if body.get("model"):
-        opts["model"] = body["model"]
-    effort = (body.get("reasoning") or {}).get("effort")
-    if effort:
-        opts["effort"] = effort_from_level(effort)
-    for src, dst in (("max_output_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p"),
-                     ("parallel_tool_calls", "parallel_tool_calls")):
-        if body.get(src) is not None:
-            opts[dst] = body[src]
-    choice = body.get("tool_choice")
-    if isinstance(choice, str):
-        opts["tool_choice"] = choice
-    elif isinstance(choice, dict) and choice.get("name"):
-        opts["tool_choice"] = {"name": choice["name"]}
-    if isinstance(body.get("service_tier"), str):
-        opts["service_tier"] = body["service_tier"]
-    fmt = (body.get("text") or {}).get("format") if isinstance(body.get("text"), dict) else None
-    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-        opts["json"] = {"type": "json_schema", "json_schema": {k: fmt[k] for k in ("name", "schema", "strict") if k in fmt}}
-    elif isinstance(fmt, dict) and fmt.get("type") == "json_object":
-        opts["json"] = "object"
-    return ImportedRequest(messages, tools, opts, body.get("model"), bool(body.get("stream", False)))
+# --------------------------------------------------------------------------- replay
 
 
 def replay_provider(url: str, body: dict[str, Any], transport: Any) -> ResponsesProvider:
@@ -1042,7 +620,3 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> Responses
         backend=backend,
         transport=transport,
     )
-
-
-# the offline validator (core.rules.openai_responses) checks a history exactly as this module sends it
-register_conversion("openai_responses", to_responses_input)

@@ -13,7 +13,7 @@ import gzip
 import importlib
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,13 +30,14 @@ __all__ = [
     "read_cassette",
     "load_interactions",
     "guess_wire",
+    "ReplayWire",
     "wire_module",
     "replay_cassette",
 ]
 
-# Tried in this order; each module implements matches / import_request / replay_provider.
+# Tried in this order; each is a module of providerkit_nb.wire (matches, import_request) and one of
+# providerkit_nb.providers (replay_provider).
 WIRE_MODULES = ("openai_chat", "openai_responses", "anthropic", "gemini")
-_CONTRACT = ("matches", "import_request", "replay_provider")
 
 
 class CassetteError(Error, ValueError):
@@ -205,19 +206,35 @@ def guess_wire(url: str) -> str:
     return "unknown"
 
 
-def wire_module(name: str) -> Any | None:
-    """The wire module if it exists and implements the replay contract, else None."""
+@dataclass(frozen=True, slots=True)
+class ReplayWire:
+    """What replay needs of one wire: its shape (``providerkit_nb.wire.<name>``: which URLs
+    are its, and a recorded request read back) and a provider aimed at the recording
+    (``providerkit_nb.providers.<name>``)."""
+
+    name: str
+    matches: Callable[[str], bool]
+    import_request: Callable[[str, dict[str, Any]], Any]
+    replay_provider: Callable[[str, dict[str, Any], Any], Any]
+
+
+def wire_module(name: str) -> ReplayWire | None:
+    """The replay contract of wire ``name``, or None when that wire is not built."""
     try:
-        mod = importlib.import_module(f"providerkit_nb.providers.{name}")
+        shape = importlib.import_module(f"providerkit_nb.wire.{name}")
+        provider = importlib.import_module(f"providerkit_nb.providers.{name}")
     except ImportError:
         return None
-    if not all(callable(getattr(mod, f, None)) for f in _CONTRACT):
+    matches = getattr(shape, "matches", None)
+    import_request = getattr(shape, "import_request", None)
+    replay_provider = getattr(provider, "replay_provider", None)
+    if not (callable(matches) and callable(import_request) and callable(replay_provider)):
         return None
-    return mod
+    return ReplayWire(name, matches, import_request, replay_provider)
 
 
-def route(url: str) -> tuple[str, Any | None]:
-    """(wire name, module or None when that wire is not built yet) for a recorded URL."""
+def route(url: str) -> tuple[str, ReplayWire | None]:
+    """(wire name, its replay contract or None when that wire is not built yet) for a recorded URL."""
     for name in WIRE_MODULES:
         mod = wire_module(name)
         if mod is not None and mod.matches(url):

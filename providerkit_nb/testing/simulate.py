@@ -43,7 +43,8 @@ from ..core.turn import (
     Usage,
     UsageUpdate,
 )
-from ..providers.base import CallOptions, ChunkStream, Provider
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
 
 if TYPE_CHECKING:
     from ..store.base import Store
@@ -445,10 +446,10 @@ class Lesson:
     def _repr_html_(self) -> str:
         """The lesson's picture: where the break struck, what was lost, and the same before/after
         cards every view shows."""
-        from ..core.validate import validate_history
         from ..viewer import build_page, static_html
         from ..viewer.cards import esc
         from ..viewer.timeline import lost_html, timeline_html
+        from ..wire.validate import validate_history
 
         error = f" \u00b7 error seen: <code>{esc(self.error)}</code>" if self.error else ""
         page = build_page(self.saved, self.repaired, validate_history(self.saved), title=f"lesson {self.name}",

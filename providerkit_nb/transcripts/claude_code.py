@@ -34,7 +34,7 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
-from ..providers.anthropic import _dump_args, _import_document, _import_image, _text_of_result
+from ..wire.anthropic import input_as_arguments, read_document, read_image, read_tool_result
 from .base import Marker, Nested, Source, Transcript, TranscriptError, jsonl_records
 from .resume_findings import left_off_branch
 
@@ -572,7 +572,7 @@ def _convert(
                     group[1].append(b.get("text") or "")
                 elif bt == "tool_use":
                     cid, name = b.get("id", ""), b.get("name", "")
-                    group[4].append(ToolCall(cid, name, _dump_args(b.get("input") or {})))
+                    group[4].append(ToolCall(cid, name, input_as_arguments(b.get("input") or {})))
                     names[cid] = name
                 else:  # thinking, redacted_thinking
                     group[3].append(dict(b))
@@ -651,7 +651,7 @@ def _user_line(
                 if content is None or isinstance(content, str):
                     text, images = content or "", None
                 else:
-                    text, images = _text_of_result(content, f"messages[{at}].content[{k}]")
+                    text, images = read_tool_result(content, f"messages[{at}].content[{k}]")
                 out.append(ToolMessage(call_id, names.get(call_id, ""), text, images or None))
                 if b.get("is_error") is True:
                     t.failed(call_id)
@@ -665,9 +665,9 @@ def _user_line(
                     interrupts.append((at, Marker("user_interrupt", None, b["text"].strip())))
                 parts.append(TextPart(b.get("text") or ""))
             elif bt == "image":
-                parts.append(_import_image(b, f"messages[{at}].content[{k}]"))
+                parts.append(read_image(b, f"messages[{at}].content[{k}]"))
             else:
-                parts.append(_import_document(b, f"messages[{at}].content[{k}]"))
+                parts.append(read_document(b, f"messages[{at}].content[{k}]"))
         except ValueError as exc:
             raise TranscriptError(f"{t.source}: line {n}: {exc}") from exc
         k += 1

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import Message
-from ..providers.anthropic import from_anthropic_messages
+from ..wire.anthropic import from_anthropic_messages
 from .base import Marker, MultipleThreads, Source, Transcript, TranscriptError
 
 __all__ = ["detect", "load", "reads_dirs", "to_cline_messages", "PLACEHOLDER"]
@@ -289,7 +289,7 @@ def to_cline_messages(messages: list[Message]) -> tuple[str, list[dict[str, Any]
     import time
     import uuid
 
-    from ..providers.anthropic import to_anthropic_messages
+    from ..wire.anthropic import to_anthropic_messages
 
     conv = to_anthropic_messages(messages)
     now = int(time.time() * 1000)

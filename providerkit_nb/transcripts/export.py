@@ -82,7 +82,7 @@ def export(
         return _to_pydantic_ai(msgs, provider)
     if format == "langchain":
         return _to_langchain(msgs, provider)
-    from ..providers.openai_responses import OPENAI_TAG, to_responses_input
+    from ..wire.openai_responses import OPENAI_TAG, to_responses_input
 
     instructions, items, _ = to_responses_input(msgs, tag=provider or OPENAI_TAG)
     return ([{"role": "system", "content": instructions}] if instructions else []) + items

@@ -24,8 +24,8 @@ from ..core.repair import (
     read_only_tool,
     repair_history,
 )
-from ..core.rules.gemini import RESPONSE_COUNT
 from ..core.validate import DANGLING_CALL, Problem
+from ..wire.gemini import RESPONSE_COUNT
 from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
 from .base import Marker
 from .provider_dialects import detect_format
@@ -251,7 +251,7 @@ def inspect_transcript(
     t: Transcript, *, wire: str | None = None, is_read_only: Callable[[str], bool] | None = None
 ) -> Inspection:
     """The Inspection of a loaded transcript."""
-    from ..core.validate import validate_history
+    from ..wire.validate import validate_history
 
     wire = wire or t.wire
     messages = t.messages
@@ -366,7 +366,7 @@ def _next_request_wording(problems: list[Any], messages: list[Message], wire: st
     if not bare or wire is None:
         return problems
     from ..core.messages import UserMessage
-    from ..core.validate import validate_history
+    from ..wire.validate import validate_history
 
     ahead = _one_finding_per_call(validate_history([*messages, UserMessage("(the next message)")], wire=wire),
                                   messages)
@@ -415,7 +415,7 @@ def conversation_inspection(convo: Any, *, wire: str | None = None) -> Inspectio
     """The Inspection of a live Conversation as it stands (its history and its last repair, which
     knows the calls the Stop button landed in): what ``pk.inspect(convo)`` and ``convo.view()``
     both show, so they say the same things in the same words."""
-    from ..core.validate import validate_history
+    from ..wire.validate import validate_history
 
     repaired = convo.repaired
     messages = convo.messages

@@ -82,23 +82,23 @@ def detect_format(data: Any) -> str:
 def convert(fmt: str, data: Any) -> list[Message]:
     """Canonical messages of a parsed transcript in dialect ``fmt`` (ValueError on bad input)."""
     if fmt == "openai_chat":
-        from ..providers.openai_chat import from_openai_messages
+        from ..wire.openai_chat import from_openai_messages
 
         return from_openai_messages(data["messages"] if isinstance(data, dict) else data)
     if fmt == "responses":
-        from ..providers.openai_responses import from_responses_input
+        from ..wire.openai_responses import from_responses_input
 
         if isinstance(data, dict):
             return from_responses_input(data["input"], instructions=data.get("instructions"))
         return from_responses_input(data)
     if fmt == "anthropic":
-        from ..providers.anthropic import from_anthropic_messages
+        from ..wire.anthropic import from_anthropic_messages
 
         if isinstance(data, dict):
             return from_anthropic_messages(data["messages"], system=data.get("system"))
         return from_anthropic_messages(data)
     if fmt == "gemini":
-        from ..providers.gemini import from_gemini_contents
+        from ..wire.gemini import from_gemini_contents
 
         if isinstance(data, dict):
             system = data.get("systemInstruction") or data.get("system_instruction")

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..core.messages import Message
-from ..providers.openai_responses import from_responses_input
+from ..wire.openai_responses import from_responses_input
 from .base import Marker, Transcript, TranscriptError
 
 __all__ = ["ItemReader"]

@@ -118,7 +118,11 @@ def _transport_error(provider: str, request: Request, exc: BaseException) -> Pro
 # --------------------------------------------------------------------------- httpx
 
 
-class _HttpxResponse:
+class _Response:
+    """A response of either library: status and headers, the body as it arrives (``_chunks``)
+    with the library's failures (``_failed``) turned into our error, and the hang-up released
+    before the connection goes back to the pool."""
+
     __slots__ = ("_r", "status", "headers", "_provider", "_request")
 
     def __init__(self, r: Any, provider: str, request: Request) -> None:
@@ -128,14 +132,19 @@ class _HttpxResponse:
         self._provider = provider
         self._request = request
 
-    def iter_bytes(self) -> Iterator[bytes]:
-        import httpx
+    def _chunks(self) -> Iterator[bytes]:
+        raise NotImplementedError
 
+    def _failed(self, exc: Exception) -> bool:
+        """Is ``exc`` the transport failing (then it is reported as ours)?"""
+        raise NotImplementedError
+
+    def iter_bytes(self) -> Iterator[bytes]:
         try:
-            yield from self._r.iter_bytes()
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            raise _transport_error(self._provider, self._request, exc) from exc
-        except httpx.StreamClosed as exc:
+            yield from self._chunks()
+        except Exception as exc:
+            if not self._failed(exc):
+                raise
             raise _transport_error(self._provider, self._request, exc) from exc
 
     def read(self) -> bytes:
@@ -145,6 +154,19 @@ class _HttpxResponse:
         if self._request.hangup is not None:  # before the connection goes back to the pool
             self._request.hangup.release()
         self._r.close()
+
+
+class _HttpxResponse(_Response):
+    __slots__ = ()
+
+    def _chunks(self) -> Iterator[bytes]:
+        chunks: Iterator[bytes] = self._r.iter_bytes()
+        return chunks
+
+    def _failed(self, exc: Exception) -> bool:
+        import httpx
+
+        return isinstance(exc, httpx.TransportError | httpx.DecodingError | httpx.StreamClosed)
 
     def abort(self) -> None:
         stream = self._r.extensions.get("network_stream")
@@ -195,43 +217,25 @@ class HttpxSender:
 # --------------------------------------------------------------------------- requests
 
 
-class _RequestsResponse:
-    __slots__ = ("_r", "status", "headers", "_provider", "_request")
+class _RequestsResponse(_Response):
+    __slots__ = ()
 
-    def __init__(self, r: Any, provider: str, request: Request) -> None:
-        self._r = r
-        self.status = r.status_code
-        self.headers = r.headers
-        self._provider = provider
-        self._request = request
-
-    def iter_bytes(self) -> Iterator[bytes]:
+    def _chunks(self) -> Iterator[bytes]:
         # Raw reads, split into lines by our SSE reader: requests' iter_lines breaks a CRLF
         # that falls across two reads into an extra blank line, which splits events.
+        raw = self._r.raw
+        if getattr(raw, "chunked", False) and raw.supports_chunked_reads():
+            yield from raw.read_chunked(None, decode_content=True)
+        elif hasattr(raw, "read1"):
+            yield from _read1_decoded(raw, self.headers.get("content-encoding"))
+        else:  # pragma: no cover - old urllib3
+            yield from raw.stream(65536, decode_content=True)
+
+    def _failed(self, exc: Exception) -> bool:
         import requests
 
-        raw = self._r.raw
-        try:
-            if getattr(raw, "chunked", False) and raw.supports_chunked_reads():
-                yield from raw.read_chunked(None, decode_content=True)
-            elif hasattr(raw, "read1"):
-                yield from _read1_decoded(raw, self.headers.get("content-encoding"))
-            else:  # pragma: no cover - old urllib3
-                yield from raw.stream(65536, decode_content=True)
-        except (requests.RequestException, OSError) as exc:
-            raise _transport_error(self._provider, self._request, exc) from exc
-        except Exception as exc:  # urllib3's ProtocolError and friends
-            if type(exc).__module__.startswith("urllib3"):
-                raise _transport_error(self._provider, self._request, exc) from exc
-            raise
-
-    def read(self) -> bytes:
-        return b"".join(self.iter_bytes())
-
-    def close(self) -> None:
-        if self._request.hangup is not None:  # before the connection goes back to the pool
-            self._request.hangup.release()
-        self._r.close()
+        # urllib3's ProtocolError and friends come through as they are
+        return isinstance(exc, requests.RequestException | OSError) or type(exc).__module__.startswith("urllib3")
 
     def abort(self) -> None:
         raw = self._r.raw

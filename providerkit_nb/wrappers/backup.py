@@ -15,27 +15,28 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, Wrapper, read_head
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import Ask, Policy, RelayStream, Wrapper, constructor, read_head, relay
 
 __all__ = ["BackupModels", "with_backup_models", "BACKUP_KINDS"]
 
 BACKUP_KINDS = frozenset({ErrorKind.MODEL, ErrorKind.OVERLOAD, ErrorKind.QUOTA})
 
 
-class BackupModels(Wrapper):
+class BackupModels(Wrapper, Policy):
     """Try ``models`` in order on one provider (same endpoint, same key)."""
 
     def __init__(
         self,
-        inner: Provider,
+        provider: Provider,
         models: Sequence[str],
         *,
         kinds: Sequence[ErrorKind | str] | None = None,
         on_fallback: Callable[[dict[str, Any]], None] | None = None,
         on_model_failed: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        super().__init__(inner)
+        super().__init__(provider)
         if isinstance(models, str):
             raise TypeError("models is a list of model ids, e.g. ['gpt-5-mini', 'gpt-5-nano']")
         self.backups = [m for m in models if m]
@@ -85,23 +86,19 @@ class BackupModels(Wrapper):
                         raise
                     self._failed(model, exc, pos, total)
                     continue
-                try:  # committed: something may have been shown
-                    yield from head
-                    yield from s
-                finally:
-                    s.close()
+                yield from relay(head, s)  # committed: something may have been shown
                 return
 
         return RelayStream(body, provider=self.inner.id)
 
-    def complete(self, messages: Sequence[Message | dict[str, Any]], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
-        chain = self.chain(CallOptions(**options))
+    def whole(self, ask: Ask, opts: CallOptions) -> Turn:
+        chain = self.chain(opts)
         total = len(chain)
         for pos, model in enumerate(chain, 1):
             if pos > 1:
                 self._fallback(model, pos, total)
             try:
-                return self.inner.complete(messages, tools, **{**options, "model": model})
+                return ask(self.inner, model=model)
             except Exception as exc:
                 if pos == total or not self._eligible(exc):
                     raise
@@ -112,20 +109,12 @@ class BackupModels(Wrapper):
         return f"<BackupModels {self.backups!r} {self.inner!r}>"
 
 
-def with_backup_models(
-    provider: Provider,
-    models: Sequence[str],
-    *,
-    kinds: Sequence[ErrorKind | str] | None = None,
-    on_fallback: Callable[[dict[str, Any]], None] | None = None,
-    on_model_failed: Callable[[dict[str, Any]], None] | None = None,
-) -> Provider:
-    """Ask ``models`` in turn when the provider's own model fails with ``model``, ``overload``
-    or ``quota`` (``kinds`` to change that) before the first chunk; never after one.
+with_backup_models = constructor(BackupModels, "with_backup_models", """Ask ``models`` in turn when the
+provider's own model fails with ``model``, ``overload`` or ``quota`` (``kinds`` to change that)
+before the first chunk; never after one.
 
-    ``on_fallback({"model", "position", "total"})`` runs before each backup is asked;
-    ``on_model_failed({"model", "error", "position", "total"})`` after each failure that walks on.
-    Wrap a retry inside it (``with_backup_models(with_retry(p), [...])``) to retry each model
-    before moving on.
-    """
-    return BackupModels(provider, models, kinds=kinds, on_fallback=on_fallback, on_model_failed=on_model_failed)
+``on_fallback({"model", "position", "total"})`` runs before each backup is asked;
+``on_model_failed({"model", "error", "position", "total"})`` after each failure that walks on.
+Wrap a retry inside it (``with_backup_models(with_retry(p), [...])``) to retry each model
+before moving on.
+""")

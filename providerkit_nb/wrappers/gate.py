@@ -12,14 +12,15 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, Wrapper
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import Ask, Policy, RelayStream, Wrapper, constructor
 
 __all__ = ["Gate", "GateCounts", "GateLike", "Slot", "create_gate", "with_gate", "GatedProvider"]
 
@@ -294,11 +295,11 @@ def create_gate(n: int, name: str = "") -> Gate:
     return Gate(n, name)
 
 
-class GatedProvider(Wrapper):
+class GatedProvider(Wrapper, Policy):
     """Takes a slot when the stream is first read; gives it back when the stream ends in any way."""
 
-    def __init__(self, inner: Provider, gate: GateLike) -> None:
-        super().__init__(inner)
+    def __init__(self, provider: Provider, gate: GateLike) -> None:
+        super().__init__(provider)
         if not isinstance(gate, GateLike):
             raise TypeError(
                 "with_gate needs a Gate from pk.create_gate(n) or a pk.PostgresGate; got "
@@ -321,12 +322,12 @@ class GatedProvider(Wrapper):
         stream.info["gate"] = self.gate.name
         return stream
 
-    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
+    def whole(self, ask: Ask, opts: CallOptions) -> Turn:
         with self.gate.slot() as slot:
             slot.acquire()
-            return self.inner.complete(messages, tools, **options)
+            return ask(self.inner)
 
 
-def with_gate(provider: Provider, gate: GateLike) -> Provider:
-    """Cap the calls in flight on ``gate``'s connection; put it outside ``with_watchdog``."""
-    return GatedProvider(provider, gate)
+with_gate = constructor(
+    GatedProvider, "with_gate", "Cap the calls in flight on ``gate``'s connection; put it outside ``with_watchdog``."
+)

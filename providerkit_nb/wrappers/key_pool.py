@@ -15,7 +15,6 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +23,9 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, read_head
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import Ask, RelayStream, Signed, constructor, read_head, relay
 from .retry import server_wait
 
 __all__ = ["with_key_pool", "KeyPoolProvider", "NoAvailableKeyError", "bench_for"]
@@ -62,7 +62,7 @@ class _Key:
         return f"<key {self.label}>"
 
 
-class KeyPoolProvider(Provider):
+class KeyPoolProvider(Signed):
     def __init__(
         self,
         factory: Callable[..., Provider],
@@ -84,8 +84,7 @@ class KeyPoolProvider(Provider):
                 f"with_key_pool({label or 'keys'}) needs at least one key (blank keys from unset "
                 "environment variables are left out)"
             )
-        self._factory = factory
-        self._instance_session_id = instance_session_id or str(uuid.uuid4())
+        super().__init__(factory, instance_session_id, "with_key_pool")
         self._clock = clock
         self._on_evict = on_evict
         self._lock = threading.Lock()
@@ -96,20 +95,6 @@ class KeyPoolProvider(Provider):
         probe = self._provider(first)  # constructing an adapter does no I/O
         self._id = label or probe.id
         self._model = probe.model
-
-    # identity ----------------------------------------------------------------------
-
-    @property
-    def id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._id
-
-    @property
-    def model(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._model
-
-    @property
-    def instance_session_id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._instance_session_id
 
     @property
     def size(self) -> int:
@@ -134,10 +119,7 @@ class KeyPoolProvider(Provider):
         with self._lock:
             p = self._providers.get(key.secret)
             if p is None:
-                p = self._factory(api_key=key.secret, instance_session_id=self._instance_session_id)
-                if not isinstance(p, Provider):
-                    raise TypeError(f"with_key_pool: factory must return a Provider, got {type(p).__name__}")
-                self._providers[key.secret] = p
+                p = self._providers[key.secret] = self.build(key.secret)
             return p
 
     def _candidates(self) -> list[_Key]:
@@ -157,7 +139,7 @@ class KeyPoolProvider(Provider):
             untils = [k.until for k in [*self._keys, *([self._paid] if self._paid else [])] if k.until > now]
         wait = max(0.0, min(untils) - now) if untils else None
         err = NoAvailableKeyError(
-            self._id,
+            self.id,
             ErrorKind.RATE,
             f"No {self._id} API key available (all rate-limited or denied)"
             + (f"; the first returns in {wait:.0f}s" if wait is not None else ""),
@@ -198,22 +180,18 @@ class KeyPoolProvider(Provider):
                         raise
                     last = exc
                     continue
-                try:  # committed to this key from here on
-                    yield from head
-                    yield from s
-                finally:
-                    s.close()
+                yield from relay(head, s)  # committed to this key from here on
                 return
             raise self._none_left(last)
 
-        return RelayStream(body, provider=self._id)
+        return RelayStream(body, provider=self.id)
 
-    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
+    def whole(self, ask: Ask, opts: CallOptions) -> Turn:
         candidates = self._candidates()
         last: BaseException | None = None
         for key in candidates:
             try:
-                return self._provider(key).complete(messages, tools, **options)
+                return ask(self._provider(key))
             except Exception as exc:
                 if not self._failed(key, exc):
                     raise
@@ -227,23 +205,10 @@ class KeyPoolProvider(Provider):
                 close()
 
 
-def with_key_pool(
-    factory: Callable[..., Provider],
-    keys: Sequence[str],
-    paid_key: str | None = None,
-    instance_session_id: str | None = None,
-    *,
-    label: str | None = None,
-    clock: Callable[[], float] = time.monotonic,
-    on_evict: Callable[[dict[str, Any]], None] | None = None,
-) -> Provider:
-    """Rotate ``keys`` (then ``paid_key``) before the first chunk; bench a key by failure kind.
+with_key_pool = constructor(KeyPoolProvider, "with_key_pool", """Rotate ``keys`` (then ``paid_key``) before the
+first chunk; bench a key by failure kind.
 
-    ``factory(api_key=..., instance_session_id=...)`` builds the provider for a key, e.g.
-    ``lambda **kw: pk.openai(model="gpt-5-mini", **kw)``. Every provider gets the same
-    ``instance_session_id`` (one is made up when not given), so the session survives rotation.
-    """
-    return KeyPoolProvider(
-        factory, keys, paid_key, instance_session_id, label=label, clock=clock, on_evict=on_evict
-    )
-
+``factory(api_key=..., instance_session_id=...)`` builds the provider for a key, e.g.
+``lambda **kw: pk.openai(model="gpt-5-mini", **kw)``. Every provider gets the same
+``instance_session_id`` (one is made up when not given), so the session survives rotation.
+""")

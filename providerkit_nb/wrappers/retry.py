@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import tenacity
@@ -24,8 +24,9 @@ from ..core.errors import ProviderError, is_retryable
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, Wrapper, read_head
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import Ask, Policy, RelayStream, Wrapper, constructor, read_head, relay
 
 __all__ = ["with_retry", "RetryProvider", "server_wait"]
 
@@ -54,21 +55,21 @@ class _RetryStream(RelayStream):
         super().abort()
 
 
-class RetryProvider(Wrapper):
+class RetryProvider(Wrapper, Policy):
     def __init__(
         self,
-        inner: Provider,
-        *,
+        provider: Provider,
         attempts: int = 3,
         base: float = 1.0,
         cap: float = 30.0,
         max_wait: float | None = None,
+        *,
         sleep: Callable[[float], None] | None = None,
         on_retry: Callable[[dict[str, Any]], None] | None = None,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        super().__init__(inner)
+        super().__init__(provider)
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
             raise ValueError(f"with_retry: attempts counts the first try too, so it must be >= 1; got {attempts!r}")
         for name, v in (("base", base), ("cap", cap)):
@@ -174,17 +175,14 @@ class RetryProvider(Wrapper):
                 err = last[0]
                 err.__suppress_context__ = True
                 raise err  # noqa: B904 - the failure itself, not the hang-up that cut the wait
-            try:
-                yield from head
-                yield from s
-            finally:
-                s.close()
+            yield from relay(head, s)
 
         stream = _RetryStream(body, provider=getattr(self.inner, "id", ""))
         return stream
 
-    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
-        return self._call(self.inner.complete, messages, tools, **options)
+    def whole(self, ask: Ask, opts: CallOptions) -> Turn:
+        turn: Turn = self._call(ask, self.inner)
+        return turn
 
     def __repr__(self) -> str:
         return f"<RetryProvider attempts={self.attempts} base={self.base:g} cap={self.cap:g} {self.inner!r}>"
@@ -194,24 +192,10 @@ class _Stopped(BaseException):
     """The stream was hung up during a backoff sleep."""
 
 
-def with_retry(
-    provider: Provider,
-    attempts: int = 3,
-    base: float = 1.0,
-    cap: float = 30.0,
-    max_wait: float | None = None,
-    *,
-    sleep: Callable[[float], None] | None = None,
-    on_retry: Callable[[dict[str, Any]], None] | None = None,
-    rng: random.Random | None = None,
-) -> Provider:
-    """Retry transient failures (timeout, network, overload, rate) before the first chunk.
+with_retry = constructor(RetryProvider, "with_retry", """Retry transient failures (timeout, network,
+overload, rate) before the first chunk.
 
-    ``attempts`` counts the first try. Backoff is full jitter: a random wait below
-    ``min(cap, base * 2**(n-1))``. A server's own wait is used as given, unless it exceeds
-    ``max_wait`` (default: ``cap``), in which case the error is raised at once.
-    """
-    return RetryProvider(
-        provider, attempts=attempts, base=base, cap=cap, max_wait=max_wait, sleep=sleep,
-        on_retry=on_retry, rng=rng,
-    )
+``attempts`` counts the first try. Backoff is full jitter: a random wait below
+``min(cap, base * 2**(n-1))``. A server's own wait is used as given, unless it exceeds
+``max_wait`` (default: ``cap``), in which case the error is raised at once.
+""")

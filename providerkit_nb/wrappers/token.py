@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +20,9 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, read_head
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import Ask, RelayStream, Signed, constructor, read_head, relay
 
 __all__ = ["Credential", "TokenSource", "with_token", "TokenProvider"]
 
@@ -151,7 +151,7 @@ class TokenSource:
             return new.access_token
 
 
-class TokenProvider(Provider):
+class TokenProvider(Signed):
     def __init__(
         self,
         factory: Callable[..., Provider],
@@ -160,37 +160,20 @@ class TokenProvider(Provider):
     ) -> None:
         if not isinstance(token_source, TokenSource):
             raise TypeError("with_token needs a TokenSource(load, refresh, save)")
-        self._factory = factory
+        super().__init__(factory, instance_session_id, "with_token")
         self.token_source = token_source
-        self._instance_session_id = instance_session_id or str(uuid.uuid4())
+        self._anonymous = token_source.name
         self._lock = threading.Lock()
         self._built: tuple[str, Provider] | None = None
-        self._id: str | None = None
-        self._model = ""
 
     def _provider(self, token: str) -> Provider:
-        """The provider for ``token``: rebuilt only when the token changes, always with the
-        wrapper's session id."""
+        """The provider for ``token``: rebuilt only when the token changes."""
         with self._lock:
             if self._built is None or self._built[0] != token:
-                p = self._factory(api_key=token, instance_session_id=self._instance_session_id)
-                if not isinstance(p, Provider):
-                    raise TypeError(f"with_token: factory must return a Provider, got {type(p).__name__}")
+                p = self.build(token)
                 self._built = (token, p)
                 self._id, self._model = p.id, p.model
             return self._built[1]
-
-    @property
-    def id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._id or self.token_source.name
-
-    @property
-    def model(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._model
-
-    @property
-    def instance_session_id(self) -> str:  # type: ignore[override]  # read-only here: the wrapper answers with what it wraps
-        return self._instance_session_id
 
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
         def body(stream: RelayStream) -> Iterator[Chunk]:
@@ -213,36 +196,27 @@ class TokenProvider(Provider):
                 except BaseException:
                     s.close()
                     raise
-            try:
-                yield from head
-                yield from s
-            finally:
-                s.close()
+            yield from relay(head, s)
 
         return RelayStream(body, provider=self.id)
 
-    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
+    def whole(self, ask: Ask, opts: CallOptions) -> Turn:
         token = self.token_source.get_token()
         try:
-            return self._provider(token).complete(messages, tools, **options)
+            return ask(self._provider(token))
         except ProviderError as exc:
             if exc.kind is not ErrorKind.AUTH:
                 raise
             token = self.token_source.get_token(force=True, stale=token)
-            return self._provider(token).complete(messages, tools, **options)
+            return ask(self._provider(token))
 
     def __repr__(self) -> str:
         return f"<TokenProvider id={self.id!r} model={self._model!r}>"
 
 
-def with_token(
-    factory: Callable[..., Provider],
-    token_source: TokenSource,
-    instance_session_id: str | None = None,
-) -> Provider:
-    """A provider that signs each call with ``token_source``'s current token.
+with_token = constructor(TokenProvider, "with_token", """A provider that signs each call with
+``token_source``'s current token.
 
-    ``factory(api_key=token, instance_session_id=...)`` builds the provider for a token; the
-    same session id goes to every provider built, so a refresh does not start a new session.
-    """
-    return TokenProvider(factory, token_source, instance_session_id)
+``factory(api_key=token, instance_session_id=...)`` builds the provider for a token; the
+same session id goes to every provider built, so a refresh does not start a new session.
+""")

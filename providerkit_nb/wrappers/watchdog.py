@@ -42,8 +42,9 @@ from ..core.turn import (
     Usage,
     UsageUpdate,
 )
-from ..providers.base import CallOptions, ChunkStream, Provider
-from ._base import RelayStream, Wrapper, shows
+from ..providers.base import ChunkStream, Provider
+from ..wire.options import CallOptions
+from ._base import RelayStream, Wrapper, constructor, shows
 
 __all__ = ["with_watchdog", "WatchdogProvider", "STREAM_IDLE", "STREAM_PROGRESS"]
 
@@ -223,14 +224,13 @@ def _empty_turn(provider: str, finish: str | None, usage: Usage | None, after_to
 class WatchdogProvider(Wrapper):
     def __init__(
         self,
-        inner: Provider,
-        *,
+        provider: Provider,
         first_byte: float = STREAM_PROGRESS,
         idle: float = STREAM_IDLE,
         total: float | None = None,
         require_content: bool = True,
     ) -> None:
-        super().__init__(inner)
+        super().__init__(provider)
         self.first_byte = _check_clock("first_byte", first_byte, optional=False)
         self.idle = _check_clock("idle", idle, optional=False)
         self.total = _check_clock("total", total, optional=True)
@@ -306,18 +306,9 @@ class WatchdogProvider(Wrapper):
         )
 
 
-def with_watchdog(
-    provider: Provider,
-    first_byte: float = STREAM_PROGRESS,
-    idle: float = STREAM_IDLE,
-    total: float | None = None,
-    require_content: bool = True,
-) -> Provider:
-    """Bound the wait for a first byte, the silence between chunks and (if set) the whole turn.
+with_watchdog = constructor(WatchdogProvider, "with_watchdog", """Bound the wait for a first byte, the
+silence between chunks and (if set) the whole turn.
 
-    Put it inside ``with_gate`` (clocks start with the slot) and inside ``with_retry`` (each
-    attempt gets fresh clocks, and a fired clock is a transient ``timeout``).
-    """
-    return WatchdogProvider(
-        provider, first_byte=first_byte, idle=idle, total=total, require_content=require_content
-    )
+Put it inside ``with_gate`` (clocks start with the slot) and inside ``with_retry`` (each
+attempt gets fresh clocks, and a fired clock is a transient ``timeout``).
+""")

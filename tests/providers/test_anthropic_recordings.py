@@ -14,6 +14,7 @@ import re
 import pytest
 
 from providerkit_nb.core.errors import ProviderError
+from providerkit_nb.core.messages import ReasoningItems
 from providerkit_nb.core.turn import (
     ReasoningDelta,
     ReasoningItemsDelta,
@@ -22,6 +23,7 @@ from providerkit_nb.core.turn import (
     collect_turn,
 )
 from providerkit_nb.providers import anthropic as a
+from providerkit_nb.wire import anthropic as w
 
 from .anthropic_cases import UPSTREAM, anthropic_cases, chopped, serving
 from .expectations.anthropic import expected_turn, sse_payloads
@@ -33,7 +35,7 @@ STREAMS = [c for c in OK if not c.text.lstrip().startswith("{")]
 
 
 def _turn(case, transport=None):
-    imp = a.import_request(case.url, case.request)
+    imp = w.import_request(case.url, case.request)
     p = a.replay_provider(case.url, case.request, transport or serving(case.status, case.body))
     if imp.stream:
         return collect_turn(p.create_stream(imp.messages, imp.tools, **imp.options))
@@ -77,7 +79,7 @@ def test_every_signature_and_redacted_block_is_captured(case):
     else:
         sigs = re.findall(r'"signature_delta",\s*"signature":\s*"([^"]*)"', raw)
         redacted = re.findall(r'"redacted_thinking",\s*"data":\s*"([^"]*)"', raw)
-    items = (_turn(case).message.reasoning_items or a.ReasoningItems("anthropic", [])).items
+    items = (_turn(case).message.reasoning_items or ReasoningItems("anthropic", [])).items
     assert [i["signature"] for i in items if i["type"] == "thinking"] == sigs
     assert [i["data"] for i in items if i["type"] == "redacted_thinking"] == redacted
     if sigs or redacted:
@@ -94,7 +96,7 @@ def test_the_set_exercises_signatures_and_redaction():
 @pytest.mark.upstream
 @pytest.mark.parametrize("case", STREAMS, ids=lambda c: c.id)
 def test_items_are_emitted_at_each_block_stop_in_stream_order(case):
-    imp = a.import_request(case.url, case.request)
+    imp = w.import_request(case.url, case.request)
     p = a.replay_provider(case.url, case.request, serving(case.status, case.body))
     with p.create_stream(imp.messages, imp.tools, **imp.options) as stream:
         chunks = list(stream)
@@ -142,7 +144,7 @@ def test_error_recordings_raise_the_kind_their_status_and_body_say(case):
 def test_a_recording_cut_before_its_end_is_a_network_error_with_the_partial_turn(case):
     body = case.body
     cut = body.index(b"event: message_delta")
-    imp = a.import_request(case.url, case.request)
+    imp = w.import_request(case.url, case.request)
     p = a.replay_provider(case.url, case.request, serving(case.status, body[:cut]))
     with pytest.raises(ProviderError) as info:
         collect_turn(p.create_stream(imp.messages, imp.tools, **imp.options))

@@ -27,7 +27,8 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.dialects import from_anthropic_messages
 from providerkit_nb.providers import anthropic as a
-from providerkit_nb.providers.base import CallOptions
+from providerkit_nb.wire import anthropic as w
+from providerkit_nb.wire.options import CallOptions
 
 from .anthropic_cases import UPSTREAM, anthropic_cases, end, serving, sse, start, text_block
 
@@ -386,7 +387,7 @@ def test_round_trip_set():
 @pytest.mark.upstream
 @pytest.mark.parametrize("case", ROUND_TRIPS, ids=lambda c: c.id)
 def test_request_from_the_imported_history_equals_the_recorded_one(case):
-    imp = a.import_request(case.url, case.request)
+    imp = w.import_request(case.url, case.request)
     p = a.replay_provider(case.url, case.request, NO_NETWORK)
     body = p.build_request(p.prepare(imp.messages), imp.tools, CallOptions(**imp.options), stream=imp.stream).body
     assert _norm(body["messages"]) == _norm(case.request["messages"])
@@ -402,7 +403,7 @@ def test_request_from_the_imported_history_equals_the_recorded_one(case):
 
 
 def test_importer_keeps_blocks_results_and_images():
-    msgs = a.from_anthropic_messages(
+    msgs = w.from_anthropic_messages(
         [
             {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}]},
             {"role": "assistant", "content": [THINK, REDACTED, {"type": "text", "text": "ok"},
@@ -421,13 +422,13 @@ def test_importer_keeps_blocks_results_and_images():
         {"role": "tool", "tool_call_id": "t1", "name": "ls", "content": "a", "images": [{"type": "image", "mime_type": "image/gif", "data": "R0lG"}]},
         {"role": "user", "content": "next"},
     ]
-    assert from_anthropic_messages is a.from_anthropic_messages
+    assert from_anthropic_messages is w.from_anthropic_messages
 
 
 def test_importer_refuses_what_it_cannot_hold():
     with pytest.raises(ValueError, match="not base64"):
-        a.from_anthropic_messages([{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://x"}}]}])
+        w.from_anthropic_messages([{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "https://x"}}]}])
     with pytest.raises(ValueError, match="server_tool_use"):
-        a.from_anthropic_messages([{"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}]}])
+        w.from_anthropic_messages([{"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}]}])
     with pytest.raises(ValueError, match="role 'system'"):
-        a.from_anthropic_messages([{"role": "system", "content": "x"}])
+        w.from_anthropic_messages([{"role": "system", "content": "x"}])

@@ -11,7 +11,7 @@ from providerkit_nb.core.errors import ProviderError, is_retryable
 from providerkit_nb.core.messages import UserMessage
 from providerkit_nb.core.turn import Finish, TextDelta, TurnAssembler
 from providerkit_nb.providers import anthropic as a
-from providerkit_nb.providers.base import CallOptions
+from providerkit_nb.wire.options import CallOptions
 
 from .anthropic_cases import end, events, serving, sse, start, text_block
 

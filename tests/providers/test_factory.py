@@ -32,7 +32,7 @@ def test_key_from_environment_and_never_in_repr(monkeypatch: pytest.MonkeyPatch)
     secret = "sk-env-secret-0123456789abcdef"
     monkeypatch.setenv("GROQ_API_KEY", secret)
     p = pk.preset("groq")
-    wr = p.build_request([pk.UserMessage("hi")], None, __import__("providerkit_nb.providers.base", fromlist=["CallOptions"]).CallOptions(), stream=True)
+    wr = p.build_request([pk.UserMessage("hi")], None, __import__("providerkit_nb.wire.options", fromlist=["CallOptions"]).CallOptions(), stream=True)
     assert wr.headers["authorization"] == f"Bearer {secret}"
     for text in (repr(p), str(p), repr(wr), repr(pk.PRESETS["groq"])):
         assert secret not in text
@@ -97,7 +97,7 @@ def test_openai_pointed_at_a_local_server_is_a_compatible_server_without_a_key(
 
 
 def test_openai_on_another_remote_host_is_compatible_but_still_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    from providerkit_nb.providers.base import CallOptions
+    from providerkit_nb.wire.options import CallOptions
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ProviderError, match="OPENAI_API_KEY"):
@@ -146,7 +146,7 @@ def test_responses_pointed_at_another_server_sends_no_openai_only_fields(monkeyp
     the body a real local server received), unless told otherwise."""
     import json
 
-    from providerkit_nb.providers.base import CallOptions
+    from providerkit_nb.wire.options import CallOptions
 
     from .local_server import LocalServer
 

@@ -12,10 +12,10 @@ import vcr
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.messages import UserMessage
 from providerkit_nb.core.repair import repair_history
-from providerkit_nb.core.rules import gemini as rules
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.core.validate import validate_history
 from providerkit_nb.providers.gemini import GeminiProvider
+from providerkit_nb.wire import gemini as rules
+from providerkit_nb.wire.validate import validate_history
 
 from .gemini_cases import rechunk, serving
 
@@ -157,7 +157,7 @@ def _recorded_history(name: str):
     """The broken request the constructed cassette holds, read back through our importer."""
     import yaml
 
-    from providerkit_nb.providers.gemini import from_gemini_contents
+    from providerkit_nb.wire.gemini import from_gemini_contents
 
     body = json.loads(yaml.safe_load((OWN / name).read_text())["interactions"][0]["request"]["body"])
     return from_gemini_contents(body["contents"], body.get("systemInstruction"))

@@ -14,6 +14,7 @@ import pytest
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import gemini as g
+from providerkit_nb.wire import gemini as gw
 
 from .expectations.gemini import all_signatures, expected_turn, responses_of
 from .gemini_cases import UPSTREAM, gemini_cases, rechunk, serving
@@ -24,7 +25,7 @@ ERRORS = [c for c in CASES if c.status != 200]
 
 
 def _turn(case, pieces=None, fmt=None):
-    imp = g.import_request(case.url, case.request)
+    imp = gw.import_request(case.url, case.request)
     p = g.replay_provider(case.url, case.request, serving(case, pieces))
     if fmt is not None:
         p.stream_format = fmt
@@ -99,7 +100,7 @@ def test_sse_recordings_also_parse_as_a_json_array(case):
     """The same responses, served the way streamGenerateContent answers without alt=sse."""
     body = _as_json_array(case.text)
     seen = []
-    imp = g.import_request(case.url, case.request)
+    imp = gw.import_request(case.url, case.request)
     p = g.GeminiProvider(model=imp.model, api_key="k", stream_format="json-array",
                          transport=serving(200, rechunk(body, 7, 50), seen=seen))
     turn = collect_turn(p.create_stream(imp.messages, imp.tools, **imp.options))
@@ -179,7 +180,7 @@ def test_error_recordings_classify(transport):
         th = threading.Thread(target=srv.serve_forever, daemon=True)
         th.start()
         try:
-            imp = g.import_request(case.url, case.request)
+            imp = gw.import_request(case.url, case.request)
             p = g.GeminiProvider(model=imp.model, api_key="AIza-test-key-123", base_url=f"http://127.0.0.1:{srv.server_port}",
                                  transport=transport)
             with pytest.raises(ProviderError) as ei:

@@ -21,7 +21,8 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import gemini as g
-from providerkit_nb.providers.base import CallOptions
+from providerkit_nb.wire import gemini as gw
+from providerkit_nb.wire.options import CallOptions
 
 from .gemini_cases import UPSTREAM, gemini_cases, serving
 
@@ -88,7 +89,7 @@ def test_recordings_with_history_exist():
 @pytest.mark.parametrize("case", HISTORY, ids=lambda c: c.id)
 def test_round_trip_of_a_recorded_history(case):
     """Imported from the recorded request and built again: the same contents, signatures in place."""
-    imp = g.import_request(case.url, case.request)
+    imp = gw.import_request(case.url, case.request)
     wr = _build(imp)
     assert _norm(wr.body["contents"]) == _norm(case.request["contents"])
     sigs = [p for c in case.request["contents"] for p in c["parts"] if _get(p, "thoughtSignature", "thought_signature")]
@@ -127,13 +128,13 @@ def test_streamed_turn_goes_back_as_the_next_recorded_request(pair):
     """The turn WE parsed from response k, plus the recorded tool results, becomes request k+1:
     every signature on the part it came with."""
     first, nxt = pair
-    imp0 = g.import_request(first.url, first.request)
+    imp0 = gw.import_request(first.url, first.request)
     p = g.replay_provider(first.url, first.request, serving(first))
     if imp0.stream:
         turn = collect_turn(p.create_stream(imp0.messages, imp0.tools, **imp0.options))
     else:
         turn = p.complete(imp0.messages, imp0.tools, **imp0.options)
-    imp1 = g.import_request(nxt.url, nxt.request)
+    imp1 = gw.import_request(nxt.url, nxt.request)
     msgs = imp1.messages
     last_model = max(i for i, m in enumerate(msgs) if isinstance(m, AssistantMessage))
     old_ids = [c.id for c in msgs[last_model].tool_calls or ()]
@@ -260,7 +261,7 @@ def test_schema_is_sanitised_for_gemini():
             "meta": {"type": "object", "additionalProperties": False},
         },
     }
-    assert g.gemini_tool_schema("nope") == {"type": "object", "properties": {}}
+    assert gw.gemini_tool_schema("nope") == {"type": "object", "properties": {}}
 
 
 def test_empty_parts_are_never_sent():
@@ -385,7 +386,7 @@ def test_importer_reads_both_spellings_and_pairs_responses():
             {"inlineData": {"mimeType": "image/png", "data": "AAAA"}},
         ]},
     ]
-    msgs = g.from_gemini_contents(contents, {"parts": [{"text": "sys"}]})
+    msgs = gw.from_gemini_contents(contents, {"parts": [{"text": "sys"}]})
     assert [m.role for m in msgs] == ["system", "user", "assistant", "tool", "tool"]
     assert msgs[1].content[1].to_dict() == {"type": "file", "mime_type": "application/pdf", "data": "JVBERi0="}
     a = msgs[2]
@@ -404,20 +405,20 @@ def test_importer_reads_both_spellings_and_pairs_responses():
 
 def test_importer_refuses_what_it_cannot_hold():
     with pytest.raises(ValueError, match="fileData"):
-        g.from_gemini_contents([{"role": "user", "parts": [{"fileData": {"fileUri": "gs://x"}}]}])
+        gw.from_gemini_contents([{"role": "user", "parts": [{"fileData": {"fileUri": "gs://x"}}]}])
     with pytest.raises(ValueError, match="answers no function call"):
-        g.from_gemini_contents([{"role": "user", "parts": [{"functionResponse": {"name": "a", "response": {}}}]}])
+        gw.from_gemini_contents([{"role": "user", "parts": [{"functionResponse": {"name": "a", "response": {}}}]}])
     with pytest.raises(ValueError, match="role"):
-        g.from_gemini_contents([{"role": "system", "parts": [{"text": "x"}]}])
+        gw.from_gemini_contents([{"role": "system", "parts": [{"text": "x"}]}])
 
 
 def test_public_names():
     from providerkit_nb.dialects import from_gemini_contents
 
-    assert from_gemini_contents is g.from_gemini_contents
-    assert g.matches("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent")
-    assert not g.matches("https://api.openai.com/v1/chat/completions")
-    imp = g.import_request(
+    assert from_gemini_contents is gw.from_gemini_contents
+    assert gw.matches("https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent")
+    assert not gw.matches("https://api.openai.com/v1/chat/completions")
+    imp = gw.import_request(
         "https://generativelanguage.googleapis.com/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
         {"contents": [{"role": "user", "parts": [{"text": "q"}]}], "generationConfig": {"maxOutputTokens": 9,
          "thinkingConfig": {"thinking_level": "HIGH"}}, "toolConfig": {"functionCallingConfig": {"mode": "ANY"}}},

@@ -33,13 +33,14 @@ from providerkit_nb.core.messages import (
 from providerkit_nb.core.repair import repair_history
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import Turn, Usage, collect_turn
-from providerkit_nb.core.validate import WIRES, validate_history
 from providerkit_nb.providers.anthropic import AnthropicProvider
-from providerkit_nb.providers.base import CallOptions, WireProvider
+from providerkit_nb.providers.base import WireProvider
 from providerkit_nb.providers.factory import preset
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import WIRES, validate_history
 
 from .golden_dialects import (
     ANTHROPIC_SIGNATURE,

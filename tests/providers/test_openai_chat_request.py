@@ -20,14 +20,10 @@ from providerkit_nb.core.messages import (
     UserMessage,
 )
 from providerkit_nb.core.tools import ToolDefinition
-from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.factory import preset
-from providerkit_nb.providers.openai_chat import (
-    effort_params,
-    from_openai_messages,
-    import_request,
-    replay_provider,
-)
+from providerkit_nb.providers.openai_chat import replay_provider
+from providerkit_nb.wire.openai_chat import effort_params, from_openai_messages, import_request
+from providerkit_nb.wire.options import CallOptions
 
 from .cassette_loader import cases
 

@@ -18,8 +18,9 @@ import pytest
 
 from providerkit_nb.core.errors import ProviderError
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.providers.base import CallOptions
-from providerkit_nb.providers.openai_responses import import_request, matches, replay_provider
+from providerkit_nb.providers.openai_responses import replay_provider
+from providerkit_nb.wire.openai_responses import import_request, matches
+from providerkit_nb.wire.options import CallOptions
 
 from .expectations.openai_responses import expected_turn
 from .responses_cases import CASES, Case, serving

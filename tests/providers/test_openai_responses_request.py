@@ -23,18 +23,19 @@ from providerkit_nb.core.messages import (
     UserMessage,
     dumps,
 )
-from providerkit_nb.core.rules.openai_responses import check, check_wire
+from providerkit_nb.core.structured import is_strict_schema
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.core.validate import validate_history
-from providerkit_nb.providers.base import CallOptions
-from providerkit_nb.providers.openai_responses import (
-    ResponsesProvider,
+from providerkit_nb.providers.openai_responses import ResponsesProvider
+from providerkit_nb.wire.openai_responses import (
+    check,
+    check_wire,
     from_responses_input,
-    is_strict_schema,
     to_responses_input,
     without_patterns,
 )
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import validate_history
 
 from .responses_cases import serving, sse
 

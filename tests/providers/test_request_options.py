@@ -18,10 +18,11 @@ from providerkit_nb.core.messages import (
 )
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers.anthropic import AnthropicProvider
-from providerkit_nb.providers.base import CallOptions, WireProvider
+from providerkit_nb.providers.base import WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
+from providerkit_nb.wire.options import CallOptions
 
 from .local_server import LocalServer
 

@@ -15,13 +15,15 @@ from providerkit_nb.core.messages import SystemMessage, UserMessage
 from providerkit_nb.core.structured import schema_prompt
 from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.providers import anthropic, gemini, openai_chat, openai_responses
 from providerkit_nb.providers.anthropic import AnthropicProvider
-from providerkit_nb.providers.base import CallOptions, WireProvider
+from providerkit_nb.providers.base import WireProvider
 from providerkit_nb.providers.gemini import GeminiProvider
+from providerkit_nb.providers.gemini import replay_provider as gemini_replay_provider
 from providerkit_nb.providers.openai_chat import OpenAIChatProvider
 from providerkit_nb.providers.openai_responses import ResponsesProvider
 from providerkit_nb.structured import JsonFormat
+from providerkit_nb.wire import anthropic, gemini, openai_chat, openai_responses
+from providerkit_nb.wire.options import CallOptions
 
 from .cassette_loader import UPSTREAM, cases, chopped_transport
 
@@ -248,7 +250,7 @@ def test_gemini_recording_structured_request_and_answer(upstream_dir: Any) -> No
     for case in recorded:
         imported = gemini.import_request(case.url, case.request)
         assert "json" in imported.options, case.id
-        p = gemini.replay_provider(case.url, case.request, chopped_transport(case.status, case.body, seed=7))
+        p = gemini_replay_provider(case.url, case.request, chopped_transport(case.status, case.body, seed=7))
         opts = {k: v for k, v in imported.options.items() if k != "effort"}
         wr = p.build_request(p.prepare(imported.messages), imported.tools, CallOptions(**opts), stream=True)
         gen = wr.body["generationConfig"]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from providerkit_nb.core.repair import repair_history
-from providerkit_nb.core.validate import validate_history
+from providerkit_nb.wire.validate import validate_history
 
 from .conftest import Backing
 from .convo import first

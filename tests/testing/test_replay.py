@@ -101,7 +101,8 @@ def test_unbuilt_wire_is_reported_not_skipped(tmp_path: Path) -> None:
 def test_cut_stream_keeps_a_partial_for_display() -> None:
     import providerkit_nb as pk
     from providerkit_nb.core.errors import ProviderError
-    from providerkit_nb.providers.openai_chat import import_request, replay_provider
+    from providerkit_nb.providers.openai_chat import replay_provider
+    from providerkit_nb.wire.openai_chat import import_request
     from tests.providers.cassette_loader import chopped_transport
 
     (it,) = load_interactions(OWN / "openai_chat_stream_cut_mid_turn.yaml")

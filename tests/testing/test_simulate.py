@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.core.validate import validate_history
 from providerkit_nb.testing import simulate
+from providerkit_nb.wire.validate import validate_history
 
 # the exact texts, pinned here (not imported from the code under test)
 MAY_HAVE_RUN = (

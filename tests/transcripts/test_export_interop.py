@@ -205,8 +205,8 @@ def test_openai_signed_thinking_round_trips_through_pydantic_ai() -> None:
     need("pydantic_ai")
     from pydantic_ai import messages as pm
 
-    from providerkit_nb.providers.openai_responses import to_responses_input
     from providerkit_nb.transcripts.base import Source
+    from providerkit_nb.wire.openai_responses import to_responses_input
 
     part = pm.ThinkingPart("weighing it", id="rs_1", signature="ENC==", provider_name="openai")
     history = [
@@ -233,8 +233,8 @@ def test_langchain_responses_reasoning_is_tagged_for_openai() -> None:
     from langchain_core.messages import AIMessage, HumanMessage, messages_to_dict
     from langchain_core.messages import ToolMessage as LCTool
 
-    from providerkit_nb.providers.openai_responses import to_responses_input
     from providerkit_nb.transcripts.base import Source
+    from providerkit_nb.wire.openai_responses import to_responses_input
 
     block = {"type": "reasoning", "id": "rs_7", "summary": [{"type": "summary_text", "text": "hm"}],
              "encrypted_content": "ENC7"}

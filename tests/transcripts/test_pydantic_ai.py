@@ -70,8 +70,8 @@ def test_signed_thinking_is_kept_for_its_provider() -> None:
     assert a.reasoning_items.items[0]["signature"] == part["signature"]  # type: ignore[union-attr]
     assert a.reasoning == part["content"]  # type: ignore[union-attr]
     # the Anthropic wire replays it, the Responses wire does not
-    from providerkit_nb.providers.anthropic import to_anthropic_messages
-    from providerkit_nb.providers.openai_responses import to_responses_input
+    from providerkit_nb.wire.anthropic import to_anthropic_messages
+    from providerkit_nb.wire.openai_responses import to_responses_input
 
     sent = to_anthropic_messages(t.messages).messages
     assert any(b.get("signature") == part["signature"] for turn in sent for b in turn["content"] if isinstance(b, dict))

@@ -11,8 +11,9 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb.core.messages import Message
 from providerkit_nb.core.tools import ToolDefinition
-from providerkit_nb.providers.base import CallOptions, ChunkStream, Provider
+from providerkit_nb.providers.base import ChunkStream, Provider
 from providerkit_nb.testing.simulate import ScriptedProvider, text_turn
+from providerkit_nb.wire.options import CallOptions
 from providerkit_nb.wrappers import TokenSource
 
 

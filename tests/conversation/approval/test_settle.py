@@ -9,8 +9,8 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.conversation import approval
-from providerkit_nb.core.validate import validate_history
 from providerkit_nb.testing import simulate
+from providerkit_nb.wire.validate import validate_history
 
 # the exact texts, pinned here (not imported from the code under test)
 ENTERED = (

@@ -13,9 +13,9 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ProviderError
-from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.transport.classify import error_message_of, http_error, stream_error
 from providerkit_nb.transport.retry_after import retry_after_from_body
+from providerkit_nb.wire.options import CallOptions
 
 PACKAGE = Path(__file__).resolve().parents[2] / "providerkit_nb"
 DEEP = "[" * 100_000 + "]" * 100_000

@@ -15,10 +15,10 @@ from providerkit_nb.core.messages import (
     UserMessage,
 )
 from providerkit_nb.core.repair import repair_history
-from providerkit_nb.core.rules import gemini as rules
-from providerkit_nb.core.validate import validate_history
-from providerkit_nb.providers.base import CallOptions
 from providerkit_nb.providers.gemini import GeminiProvider
+from providerkit_nb.wire import gemini as rules
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import validate_history
 
 
 def _calls(*ids, sig=None):

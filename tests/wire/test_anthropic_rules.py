@@ -23,9 +23,9 @@ from providerkit_nb.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from providerkit_nb.core.rules import anthropic as rules
 from providerkit_nb.core.turn import collect_turn
 from providerkit_nb.providers import anthropic as a
+from providerkit_nb.wire import anthropic as rules
 
 OWN = Path(__file__).resolve().parents[2] / "cassettes"
 KEY = "sk-ant-api03-constructed-test-key"
@@ -130,7 +130,7 @@ def _replay(name, *, stream=True, model="claude-sonnet-4-5"):
     """Send the cassette's own request history through the adapter (real httpx, vcrpy replay)."""
     recorded = yaml.safe_load(_cassette(name).read_text())["interactions"][0]["request"]
     body = json.loads(recorded["body"])
-    messages = a.from_anthropic_messages(body["messages"], body.get("system"))
+    messages = rules.from_anthropic_messages(body["messages"], body.get("system"))
     p = a.AnthropicProvider(model=model, api_key=KEY)
     with vcr.use_cassette(str(_cassette(name)), record_mode="none") as cass:
         with pytest.raises(ProviderError) as info:

@@ -24,13 +24,13 @@ from providerkit_nb.core.messages import (
     ToolMessage,
     UserMessage,
 )
-from providerkit_nb.core.rules import openai_responses as rules
 from providerkit_nb.core.turn import collect_turn
-from providerkit_nb.core.validate import validate_history
-from providerkit_nb.providers.base import CallOptions
-from providerkit_nb.providers.openai_responses import ResponsesProvider, from_responses_input
-
-from .responses_cases import CASES, Case
+from providerkit_nb.providers.openai_responses import ResponsesProvider
+from providerkit_nb.wire import openai_responses as rules
+from providerkit_nb.wire.openai_responses import from_responses_input
+from providerkit_nb.wire.options import CallOptions
+from providerkit_nb.wire.validate import validate_history
+from tests.providers.responses_cases import CASES, Case
 
 OWN = Path(__file__).resolve().parents[2] / "cassettes"
 ACCEPTED = [c for c in CASES if 200 <= c.status < 300 and isinstance(c.request.get("input"), list)]
@@ -60,7 +60,7 @@ def test_recorded_reasoning_400_is_predicted_word_for_word():
     found = rules.check_wire(case.request["input"])
     assert [(p.rule, p.message) for p in found] == [(rules.REASONING_WITHOUT_FOLLOWER, said)]
     assert found[0].provider_wording in said
-    assert found[0].item == 1
+    assert found[0].at == 1
     # imported, that history holds an assistant turn (reasoning + text); our own adapter, sending that history, puts the reasoning before an output message:
     # the shape the server refused is not what we send
     msgs = from_responses_input(case.request["input"])
@@ -72,7 +72,7 @@ def test_recorded_deepseek_400_is_predicted():
     case = _case("test_deepseek_responses_rejects_interleaved_function_calls", 400)
     said = json.loads(case.text)["error"]["message"]  # "No tool output found for tool call call-a."
     found = rules.check_wire(case.request["input"])
-    assert [(p.rule, p.item) for p in found] == [(rules.DANGLING_CALL, 1)]
+    assert [(p.rule, p.at) for p in found] == [(rules.DANGLING_CALL, 1)]
     assert "No tool output found for" in said and "call-a" in found[0].message and "call-a" in said
 
 
@@ -89,7 +89,7 @@ def test_each_rule_on_a_constructed_input():
         {"type": "function_call_output", "call_id": "c1", "output": "1"},
         {"type": "function_call_output", "call_id": "c1", "output": "2"},
     ])
-    assert [(p.rule, p.item, p.message) for p in found] == [
+    assert [(p.rule, p.at, p.message) for p in found] == [
         (rules.MISSING_SUMMARY, 1, "Input[1] missing required field `summary`"),
         (rules.REASONING_WITHOUT_FOLLOWER, 1, "Item 'rs_1' of type 'reasoning' was provided without its required following item."),
         (rules.ORPHAN_OUTPUT, 3, "No tool call found for function call output with call_id call_nope."),

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.core.rules import openai_chat as rules
-from providerkit_nb.providers.openai_chat import import_request
 from providerkit_nb.testing.replay import load_interactions
-
-from .cassette_loader import OWN
+from providerkit_nb.wire import openai_chat as rules
+from providerkit_nb.wire.openai_chat import import_request
+from tests.providers.cassette_loader import OWN
 
 CASES = [
     ("openai_chat_broken_history_dangling_tool_calls_400.yaml", "openai", rules.DANGLING_TOOL_CALLS),

@@ -44,6 +44,7 @@ from .base import (
     newest_first,
     now_utc,
 )
+from .room import no_room_reason, no_room_text
 
 __all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
 
@@ -160,6 +161,15 @@ RETURNING seq
 """
 # (ORDER BY ... LIMIT 1 rather than max(): SQLite answers it from the end of the index in
 # O(log n), where max() with a WHERE clause scans the whole conversation.)
+_PUT_MARK = (
+    "INSERT INTO call_marks (conversation_id, call_id, state, detail, updated_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
+    "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at"
+)
+
+
+_SQLITE_FULL = 13  # "database or disk is full" (a write that found no room)
+_SQLITE_IOERR = 10  # "disk I/O error" (and its extended codes): a write past RLIMIT_FSIZE is one
 
 
 def _ts(dt: datetime) -> str:
@@ -375,6 +385,17 @@ class NotebookStore(BaseStore):
                 "Another notebook or script is holding a long write; finish or close it, or pass "
                 "a larger busy_timeout. Nothing was written by this call.",
             )
+        code = getattr(exc, "sqlite_errorcode", 0) or 0
+        if code == _SQLITE_FULL or code & 0xFF == _SQLITE_IOERR:
+            reason = no_room_reason(self.path.parent)
+            if reason is not None or code == _SQLITE_FULL:
+                return StoreError(f"{self.path}: {no_room_text(doing, reason or text)} (SQLite: {text})")
+            return self._fail(
+                StoreError,
+                f"could not {doing}: the disk failed a read or write ({text})",
+                "Nothing of this write was kept. Check the disk (and that the file is still "
+                "there), then save again.",
+            )
         if "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
             writable = os.access(self.path.parent, os.W_OK)
             return self._fail(
@@ -442,41 +463,65 @@ class NotebookStore(BaseStore):
         with self._lock:  # inlined rather than _read(): this is the hot path
             self._check_open()
             try:
-                seen = self._seen.get(conversation_id)
-                if seen is None:  # first save to it from this object: two index lookups
-                    last, dup = self._last_and_dup(conversation_id, digest)
-                    hashes: dict[str, int] = {}
-                    complete = last == 0  # a new conversation: the empty map is all of it
-                else:
-                    last, hashes, complete = seen
-                    dup = hashes.get(digest)
-                    if dup is None and not complete:
-                        dup = self._last_and_dup(conversation_id, digest, last + 1)[1]
-                seq = last + 1
-                try:
-                    self._conn.execute(_INSERT_NEXT, (conversation_id, seq, _ts(at), digest, text, dup))
-                except sqlite3.IntegrityError:
-                    # Another connection wrote to (or deleted) this conversation since we last
-                    # looked: take the next seq under the write lock, look the hash up again
-                    # and correct the row's duplicate_of if that changes the answer; from now
-                    # on the map is partial.
-                    seq = self._conn.execute(
-                        _INSERT, (conversation_id, _ts(at), digest, text, dup)
-                    ).fetchone()[0]
-                    found = self._last_and_dup(conversation_id, digest, seq)[1]
-                    hashes, complete = {}, False
-                    if found != dup:
-                        dup = found
-                        self._conn.execute(
-                            "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
-                            (dup, conversation_id, seq),
-                        )
+                seq, dup = self._insert(conversation_id, text, digest, _ts(at))
             except sqlite3.Error as exc:
                 self._seen.pop(conversation_id, None)
                 raise self._translate(exc, "save a message") from exc
-            hashes[digest] = seq
-            self._seen[conversation_id] = (seq, hashes, complete)
         return SavedMessage(seq, digest, at, dup)
+
+    def _insert(self, conversation_id: str, text: str, digest: str, at: str) -> tuple[int, int | None]:
+        """One row under SQLite's write lock (its own autocommit statement, or a statement of
+        the transaction that holds the lock): (seq, duplicate_of)."""
+        seen = self._seen.get(conversation_id)
+        if seen is None:  # first save to it from this object: two index lookups
+            last, dup = self._last_and_dup(conversation_id, digest)
+            hashes: dict[str, int] = {}
+            complete = last == 0  # a new conversation: the empty map is all of it
+        else:
+            last, hashes, complete = seen
+            dup = hashes.get(digest)
+            if dup is None and not complete:
+                dup = self._last_and_dup(conversation_id, digest, last + 1)[1]
+        seq = last + 1
+        try:
+            self._conn.execute(_INSERT_NEXT, (conversation_id, seq, at, digest, text, dup))
+        except sqlite3.IntegrityError:
+            # Another connection wrote to (or deleted) this conversation since we last
+            # looked: take the next seq under the write lock, look the hash up again
+            # and correct the row's duplicate_of if that changes the answer; from now
+            # on the map is partial.
+            seq = self._conn.execute(_INSERT, (conversation_id, at, digest, text, dup)).fetchone()[0]
+            found = self._last_and_dup(conversation_id, digest, seq)[1]
+            hashes, complete = {}, False
+            if found != dup:
+                dup = found
+                self._conn.execute(
+                    "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
+                    (dup, conversation_id, seq),
+                )
+        hashes[digest] = seq
+        self._seen[conversation_id] = (seq, hashes, complete)
+        return seq, dup
+
+    def _append_step(
+        self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
+    ) -> list[SavedMessage]:
+        """One BEGIN IMMEDIATE transaction: every row and mark of the step, or (after a crash or
+        an error) none of them."""
+        at = now_utc()
+        stamp = _ts(at)
+        saved: list[SavedMessage] = []
+        try:
+            with self._write("save a step") as c:
+                for text, digest in rows:
+                    seq, dup = self._insert(conversation_id, text, digest, stamp)
+                    saved.append(SavedMessage(seq, digest, at, dup))
+                for call_id, state, detail in marks:
+                    c.execute(_PUT_MARK, (conversation_id, call_id, state, detail, stamp))
+        except BaseException:
+            self._seen.pop(conversation_id, None)  # it may name rows the rollback took back
+            raise
+        return saved
 
     def _last_and_dup(self, conversation_id: str, digest: str, before: int = 2**62) -> tuple[int, int | None]:
         """(last seq, latest seq with this hash) among the conversation's rows before ``before``."""
@@ -597,12 +642,7 @@ class NotebookStore(BaseStore):
 
     def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
         with self._read("mark a tool call") as c:  # one autocommit statement
-            c.execute(
-                "INSERT INTO call_marks (conversation_id, call_id, state, detail, updated_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
-                "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at",
-                (conversation_id, call_id, state, detail, _ts(now_utc())),
-            )
+            c.execute(_PUT_MARK, (conversation_id, call_id, state, detail, _ts(now_utc())))
 
     def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
         with self._read("read call marks") as c:

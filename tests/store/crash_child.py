@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convo import conversation  # noqa: E402
 
+from providerkit_nb.store.jsonl_store import JsonlStore  # noqa: E402
 from providerkit_nb.store.postgres import PostgresStore  # noqa: E402
 from providerkit_nb.store.sqlite import NotebookStore  # noqa: E402
 
@@ -40,6 +41,8 @@ def writer(req: dict) -> None:
     fd = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     if req["kind"] == "sqlite":
         store = NotebookStore(req["target"])
+    elif req["kind"] == "jsonl":
+        store = JsonlStore(req["target"])
     else:
         store = PostgresStore(req["target"], schema=req.get("schema"))
     os.write(fd, b"ready\n")

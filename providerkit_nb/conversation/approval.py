@@ -4,11 +4,11 @@ that was interrupted.
 ``Conversation(..., approve="ask")`` stops before each call of a tool that is not read-only and
 asks (a widget in a notebook, a prompt on stdin in a terminal); ``approve=callable`` asks a
 function instead (scripts, tests). What was decided is saved as the call's result, in words the
-model reads, and beside the history as a call mark (``store.mark_call``), so the canonical
-message JSON keeps its shape. A call is marked "asking" before it is saved and "started" just
-before it runs: a process that dies while the question is open leaves a call the store knows
-never started, which the next ``resume`` asks about again instead of telling the model it may
-have partly run. ``Approval`` is the object a Conversation owns for this (``convo.approval``).
+model reads, and beside the history as a call mark, so the canonical message JSON keeps its
+shape. A decision and the result it gives are saved as one step (``store.save_step``), and a
+call is marked "asking" in the step that saves it and "started" just before it runs: a process
+that dies while the question is open leaves a call the store knows never started, which the
+next ``resume`` asks about again instead of telling the model it may have partly run. ``Approval`` is the object a Conversation owns for this (``convo.approval``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -41,6 +41,7 @@ __all__ = [
     "resolve_approver",
     "ask_stdin",
     "calls_by_id",
+    "Mark",
 ]
 
 
@@ -80,6 +81,7 @@ ENTERED_BY_USER = (
 EDITED_BY_USER = "[The user changed the arguments of this call before it ran.]"
 
 Approve = Literal["ask"] | Callable[[ToolCall], Any] | None
+Mark = tuple[str, str, dict[str, Any] | None]  # (call id, state, detail), as store.save_step takes it
 SettleHow = Literal["ran", "run", "model"]
 
 
@@ -211,7 +213,7 @@ class Approval:
         approve: Approve,
         ask: Callable[[ToolCall], Decision],
         *,
-        save: Callable[[Message], None],
+        save: Callable[[Sequence[Message], Sequence[Mark]], None],
         run: Callable[[ToolCall, dict[str, Any]], ToolMessage],
         tell: Callable[[ToolCall, str, str], None] | None = None,
     ) -> None:
@@ -260,14 +262,17 @@ class Approval:
 
     # the loop's side
 
-    def mark_asking(self, calls: list[ToolCall]) -> None:
-        """Before the calling message is saved: the calls a person must approve are "asking"."""
+    def asking_marks(self, calls: list[ToolCall]) -> list[Mark]:
+        """The "asking" marks of the calls a person must approve, to be saved in one step with
+        the message that makes them."""
         if not self.active:
-            return
+            return []
+        marks: list[Mark] = []
         for call in calls:
             if not self._host.tools.is_read_only(call.name):
-                self._host.store.mark_call(self._host.id, call.id, ASKING)
+                marks.append((call.id, ASKING, None))
                 self._asking.add(call.id)
+        return marks
 
     def needs(self, call: ToolCall) -> bool:
         return call.id in self._asking and (self.active or call.id in self._given)
@@ -279,10 +284,8 @@ class Approval:
             raise ApprovalDeferred(call)
         decision = given or (self._decide or self._ask)(call)
         self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
-        store, cid = self._host.store, self._host.id
-        if decision.action == "deny":
-            store.mark_call(cid, call.id, DENIED, {"decision": "denied"})
-            self._save(ToolMessage(call.id, call.name, DENIED_TEXT))
+        if decision.action == "deny":  # the decision and the result it gives: one step
+            self._save([ToolMessage(call.id, call.name, DENIED_TEXT)], [(call.id, DENIED, {"decision": "denied"})])
             self._tell(call, "denied", DENIED_TEXT)
         elif decision.action == "edit" and decision.arguments is not None:
             edited = json.dumps(decision.arguments, ensure_ascii=False)
@@ -291,9 +294,9 @@ class Approval:
                 {"decision": "edited", "original": call.arguments, "arguments": edited},
             )
             text = f"{EDITED_BY_USER}\nThe model's arguments: {call.arguments}\nRan with: {edited}\nResult:\n{result.content}"
-            self._save(ToolMessage(call.id, call.name, text, result.images))
+            self._save([ToolMessage(call.id, call.name, text, result.images)], ())
         else:
-            self._save(self._run(call, {"decision": "approved"}))
+            self._save([self._run(call, {"decision": "approved"})], ())
 
     def answer_pending(self) -> None:
         """Ask again about the calls that were waiting when the last process stopped."""
@@ -303,16 +306,20 @@ class Approval:
             if call is not None:
                 self.run_call(call)
 
-    def skip_pending(self) -> None:
-        """A new user message while calls wait: they did not run, and the model is told so."""
+    def skip_pending(self) -> tuple[list[Message], list[Mark]]:
+        """A new user message while calls wait: they did not run, and the model is told so. The
+        results and marks to save, in one step with that message."""
         by_id = calls_by_id(self._host.messages)
+        messages: list[Message] = []
+        marks: list[Mark] = []
         for p in self._host.repaired.pending:
             call = by_id.get(p.id)
             if call is not None:
-                self._host.store.mark_call(self._host.id, call.id, ANSWERED, {"decision": "not_answered"})
-                self._save(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
+                marks.append((call.id, ANSWERED, {"decision": "not_answered"}))
+                messages.append(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
                 self._asking.discard(call.id)
                 self._given.pop(call.id, None)
+        return messages, marks
 
     # settling by hand
 
@@ -347,19 +354,20 @@ class Approval:
                 f"(open ones: {listed}); only a call of the last assistant message that never "
                 "returned can be settled"
             )
+        marks: list[Mark] = []  # saved in one step with the result they explain
         if how == "ran":
             if not isinstance(note, str) or not note.strip():
                 raise SettleError('settle(call_id, "ran", note=...) needs a note saying what happened')
-            host.store.mark_call(host.id, call_id, ANSWERED, {"settled": "ran", "by": "user"})
+            marks.append((call_id, ANSWERED, {"settled": "ran", "by": "user"}))
             message = ToolMessage(call_id, row.name, f"{ENTERED_BY_USER}\n{note.strip()}")
         elif how == "run":
             message = self._run(calls_by_id(host.messages)[call_id], {"settled": "run"})
         elif how == "model":
-            host.store.mark_call(host.id, call_id, ANSWERED, {"settled": "model"})
+            marks.append((call_id, ANSWERED, {"settled": "model"}))
             message = ToolMessage(call_id, row.name, row.note)
         else:
             raise SettleError(f'settle takes "ran", "run" or "model", got {how!r}')
-        self._save(message)
+        self._save([message], marks)
         host.reload()
         return message
 

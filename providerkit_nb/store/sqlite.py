@@ -246,23 +246,31 @@ class NotebookStore(BaseStore):
         wal = known = False
         if exists:
             assert st is not None
-            fd = os.open(p, os.O_RDONLY)  # the header only: a third of what open() costs
+            fd = os.open(p, os.O_RDONLY)  # the first page only: a third of what open() costs
             try:
-                header = os.pread(fd, 72, 0)
+                header = os.pread(fd, 4096, 0)
+                size = _page_size(header)
+                if size > len(header):
+                    header = os.pread(fd, size, 0)
             finally:
                 os.close(fd)
             head = header[: len(SQLITE_MAGIC)]
             wal = header[18:20] == b"\x02\x02"  # the file format versions of a WAL database
-            # Checked before by this process, and its header still says: our application id,
-            # the current schema (user_version), WAL. Then the checks are not repeated. (In WAL
-            # mode the header can lag the last commits; a newer version migrating the file from
-            # another process meanwhile is the one change it could miss; damage done since the
-            # first open is found by the first statement, with the same error.)
+            # The header says: our application id, the current schema (user_version), WAL. It
+            # is the whole truth when no commit waits in the -wal file (a store closed cleanly:
+            # the last connection checkpoints and removes it), and was checked before when this
+            # process opened the file already. Then the checks are not repeated, and the open
+            # runs no statement at all (the first read or write opens the -wal and reads the
+            # schema, as it would anyway); the schema's page is looked at first, so a damaged
+            # one still goes through SQLite's checks here. (With commits in the -wal, the
+            # header can lag them: a newer version migrating the file from another process is
+            # the one change it could miss, so that case is checked by SQL; damage done since
+            # is found by the first statement, with the same error.)
             known = (
-                (st.st_dev, st.st_ino) in _CHECKED
-                and wal
+                wal
                 and header[60:64] == len(MIGRATIONS).to_bytes(4, "big")
                 and header[68:72] == _APPLICATION_ID_BYTES
+                and ((st.st_dev, st.st_ino) in _CHECKED or _no_pending_wal(p) and _schema_page_sound(header))
             )
             if head != SQLITE_MAGIC:
                 raise self._fail(
@@ -709,6 +717,39 @@ class NotebookStore(BaseStore):
             locks = self.__dict__.pop("_file_locks", None)
             if locks is not None:
                 locks.close()
+
+
+def _page_size(header: bytes) -> int:
+    size = int.from_bytes(header[16:18], "big")
+    return 65536 if size == 1 else size
+
+
+def _schema_page_sound(page: bytes) -> bool:
+    """A look at the schema table's page (page 1, after the file header) before trusting the
+    header alone: a b-tree page header whose cells all point inside the page. A page that fails
+    it goes through SQLite's own checks at open, which name the damage."""
+    size = _page_size(page)
+    if len(page) < size or page[100] not in (0x05, 0x0D):  # an interior or a leaf table page
+        return False
+    usable = size - page[20]  # less the bytes reserved at the end of each page
+    start = 100 + (12 if page[100] == 0x05 else 8)
+    cells = int.from_bytes(page[103:105], "big")
+    content = int.from_bytes(page[105:107], "big") or 65536
+    freeblock = int.from_bytes(page[101:103], "big")
+    if start + 2 * cells > content or content > usable or (freeblock and not content <= freeblock < usable):
+        return False
+    pointers = page[start : start + 2 * cells]
+    return all(content <= int.from_bytes(pointers[i : i + 2], "big") < usable for i in range(0, 2 * cells, 2))
+
+
+def _no_pending_wal(path: Path) -> bool:
+    """No commit waits in the file's -wal (there is none, or it is empty)."""
+    try:
+        return os.stat(f"{path}-wal").st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _is_timestamp(value: object) -> bool:

@@ -112,12 +112,44 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
        # first save to a long conversation looks up one hash instead of reading every row
         "CREATE INDEX IF NOT EXISTS messages_by_hash ON messages (conversation_id, hash, seq)",
     ),
+    (  # a leaner layout: one index instead of two. (conversation_id, seq, h8), h8 being the
+       # first 60 bits of the hash, finds a conversation's rows in order, its last seq, and
+       # (reading only the index) a row with a given hash: a save updates two b-trees instead
+       # of three. The seq is kept unique by the statements that insert (each under SQLite's
+       # write lock), so the table is rebuilt without its UNIQUE constraint.
+        """CREATE TABLE messages_v6 (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            h8 INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            duplicate_of INTEGER
+        )""",
+        "INSERT INTO messages_v6 (id, conversation_id, seq, created_at, hash, h8, body, duplicate_of) "
+        "SELECT id, conversation_id, seq, created_at, hash, coalesce(h8(hash), 0), body, duplicate_of "
+        "FROM messages ORDER BY id",
+        "DROP TABLE messages",
+        "ALTER TABLE messages_v6 RENAME TO messages",
+        "CREATE INDEX messages_by_seq ON messages (conversation_id, seq, h8)",
+    ),
 )
 
-# The last seq of a conversation and the latest earlier row with one hash, both from an index.
+
+def h8(digest: str) -> int | None:
+    """The first 60 bits of a hex sha256, as the index keeps them (None for another text)."""
+    try:
+        return int(digest[:15], 16)
+    except (TypeError, ValueError):
+        return None
+
+
+# The last seq of a conversation and its latest row before seq ?4 with hash ?2 (?3: its h8),
+# both from the index: the second reads the index's h8 of each row and the table row of a match.
 _LAST_AND_DUP = """
-SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?3 ORDER BY seq DESC LIMIT 1),
-       (SELECT seq FROM messages WHERE conversation_id = ?1 AND hash = ?2 AND seq < ?3
+SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?4 ORDER BY seq DESC LIMIT 1),
+       (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?4 AND h8 = ?3 AND hash = ?2
         ORDER BY seq DESC LIMIT 1)
 """
 
@@ -135,28 +167,26 @@ _APPLICATION_ID_BYTES = APPLICATION_ID.to_bytes(4, "big")  # at offset 68 (user_
 # hash to update on every save, and no lookup in the statement.
 #
 # The usual save knows the seq already (the last one it saw + 1) and only has SQLite confirm it
-# under the write lock: the row before it must exist (else seq is NULL and the NOT NULL
-# constraint refuses the row) and the seq must be free (else the UNIQUE key refuses it). A
-# refused save wrote nothing; it reads the conversation again and uses _INSERT. This spares the
+# under the write lock: the conversation's last seq must be the one before it, else the seq is
+# NULL and the NOT NULL constraint refuses the row (this is also what keeps seqs unique: the
+# statement runs under the write lock). A refused save wrote nothing; it reads the conversation
+# again and uses _INSERT. This spares the
 # RETURNING (about a fifth of the statement's time). The map can be wrong in one case only:
 # another connection deleted the conversation and wrote exactly as many rows again since this
 # object last looked; duplicate_of is a hint for a viewer, never a reason to drop a row.
 _INSERT_NEXT = """
-INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
+INSERT INTO messages (conversation_id, seq, created_at, hash, h8, body, duplicate_of)
 VALUES (
     ?1,
-    CASE WHEN ?2 = 1 OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND seq = ?2 - 1)
+    CASE WHEN coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) = ?2 - 1
          THEN ?2 END,
-    ?3, ?4, ?5, ?6
+    ?3, ?4, ?5, ?6, ?7
 )
 """
 _INSERT = """
-INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
-VALUES (
-    ?1,
-    coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
-    ?2, ?3, ?4, ?5
-)
+INSERT INTO messages (conversation_id, seq, created_at, hash, h8, body, duplicate_of)
+SELECT ?1, coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
+       ?2, ?3, ?4, ?5, ?6
 RETURNING seq
 """
 # (ORDER BY ... LIMIT 1 rather than max(): SQLite answers it from the end of the index in
@@ -172,8 +202,15 @@ _SQLITE_FULL = 13  # "database or disk is full" (a write that found no room)
 _SQLITE_IOERR = 10  # "disk I/O error" (and its extended codes): a write past RLIMIT_FSIZE is one
 
 
+# What a store object's map of a conversation's hashes (``_seen``) holds: every row's hash (read
+# by load, or the conversation was new), every row's h8 (read from the index whole), or only the
+# rows this object saved (the index answers for the others).
+_PARTIAL, _BY_DIGEST, _BY_H8 = 0, 1, 2
+_MAP_AFTER = 2  # index lookups of new hashes before the map of the whole index is read
+
+
 def _ts(dt: datetime) -> str:
-    return dt.isoformat(timespec="microseconds")
+    return dt.isoformat()  # (timespec="microseconds" costs twice as much; both read back alike)
 
 
 # --------------------------------------------------------------------------- default path
@@ -209,11 +246,12 @@ class NotebookStore(BaseStore):
         self.synchronous = sync
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        # conversation id -> (last seq seen, hash -> latest seq, whether the map holds every row):
+        # conversation id -> (last seq seen, hash -> latest seq, what the map holds: see _PARTIAL):
         # duplicate detection off the hot path. A map made by load() is complete; one started by
         # a save holds only what this object saw, and a hash missing from it is looked up in
-        # the index.
-        self._seen: dict[str, tuple[int, dict[str, int], bool]] = {}
+        # the index (a few times; then the index's map is read whole).
+        self._seen: dict[str, tuple[int, dict[Any, int], int]] = {}
+        self._misses: dict[str, int] = {}  # lookups of new hashes in the index, per partial map
         self._sync_pending = False
         self._conn = self._open()
 
@@ -364,6 +402,7 @@ class NotebookStore(BaseStore):
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version == len(MIGRATIONS):
             return
+        conn.create_function("h8", 1, h8, deterministic=True)  # used by migration 6
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
@@ -480,36 +519,61 @@ class NotebookStore(BaseStore):
     def _insert(self, conversation_id: str, text: str, digest: str, at: str) -> tuple[int, int | None]:
         """One row under SQLite's write lock (its own autocommit statement, or a statement of
         the transaction that holds the lock): (seq, duplicate_of)."""
+        short = int(digest[:15], 16)  # h8 of a digest this library made
         seen = self._seen.get(conversation_id)
-        if seen is None:  # first save to it from this object: two index lookups
-            last, dup = self._last_and_dup(conversation_id, digest)
-            hashes: dict[str, int] = {}
-            complete = last == 0  # a new conversation: the empty map is all of it
+        if seen is None:  # first save to it from this object: two lookups in the index
+            last, dup = self._last_and_dup(conversation_id, digest, short)
+            hashes: dict[Any, int] = {}
+            mode = _BY_DIGEST if last == 0 else _PARTIAL  # a new conversation: the empty map is all
         else:
-            last, hashes, complete = seen
-            dup = hashes.get(digest)
-            if dup is None and not complete:
-                dup = self._last_and_dup(conversation_id, digest, last + 1)[1]
+            last, hashes, mode = seen
+            if mode == _BY_H8:
+                dup = self._confirmed(conversation_id, hashes.get(short), digest)
+            else:
+                dup = hashes.get(digest)
+                if dup is None and mode == _PARTIAL:
+                    # a hash this object has not seen: the index has it. After a few, the map
+                    # of the whole index is read once and answers from then on.
+                    misses = self._misses[conversation_id] = self._misses.get(conversation_id, 0) + 1
+                    if misses < _MAP_AFTER:
+                        dup = self._last_and_dup(conversation_id, digest, short, last + 1)[1]
+                    else:
+                        hashes, mode = self._h8_map(conversation_id), _BY_H8
+                        dup = self._confirmed(conversation_id, hashes.get(short), digest)
         seq = last + 1
         try:
-            self._conn.execute(_INSERT_NEXT, (conversation_id, seq, at, digest, text, dup))
+            self._conn.execute(_INSERT_NEXT, (conversation_id, seq, at, digest, short, text, dup))
         except sqlite3.IntegrityError:
             # Another connection wrote to (or deleted) this conversation since we last
             # looked: take the next seq under the write lock, look the hash up again
             # and correct the row's duplicate_of if that changes the answer; from now
             # on the map is partial.
-            seq = self._conn.execute(_INSERT, (conversation_id, at, digest, text, dup)).fetchone()[0]
-            found = self._last_and_dup(conversation_id, digest, seq)[1]
-            hashes, complete = {}, False
+            seq = self._conn.execute(_INSERT, (conversation_id, at, digest, short, text, dup)).fetchone()[0]
+            found = self._last_and_dup(conversation_id, digest, short, seq)[1]
+            hashes, mode = {}, _PARTIAL
+            self._misses.pop(conversation_id, None)
             if found != dup:
                 dup = found
                 self._conn.execute(
                     "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
                     (dup, conversation_id, seq),
                 )
-        hashes[digest] = seq
-        self._seen[conversation_id] = (seq, hashes, complete)
+        hashes[short if mode == _BY_H8 else digest] = seq
+        self._seen[conversation_id] = (seq, hashes, mode)
         return seq, dup
+
+    def _h8_map(self, conversation_id: str) -> dict[Any, int]:
+        """h8 -> latest seq, for the whole conversation, from the index alone."""
+        return dict(self._conn.execute(
+            "SELECT h8, seq FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,)))
+
+    def _confirmed(self, conversation_id: str, seq: int | None, digest: str) -> int | None:
+        """``seq`` when its row has ``digest`` whole (not only its first 60 bits), else None."""
+        if seq is None:
+            return None
+        row = self._conn.execute("SELECT hash FROM messages WHERE conversation_id = ? AND seq = ?",
+                                 (conversation_id, seq)).fetchone()
+        return seq if row is not None and row[0] == digest else None
 
     def _append_step(
         self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
@@ -531,9 +595,11 @@ class NotebookStore(BaseStore):
             raise
         return saved
 
-    def _last_and_dup(self, conversation_id: str, digest: str, before: int = 2**62) -> tuple[int, int | None]:
+    def _last_and_dup(
+        self, conversation_id: str, digest: str, short: int, before: int = 2**62
+    ) -> tuple[int, int | None]:
         """(last seq, latest seq with this hash) among the conversation's rows before ``before``."""
-        last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, before)).fetchone()
+        last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, short, before)).fetchone()
         return last or 0, dup
 
     def _bodies(self, conversation_id: str) -> list[tuple[int, str, bytes]]:
@@ -544,7 +610,7 @@ class NotebookStore(BaseStore):
                 "SELECT seq, hash, CAST(body AS BLOB) FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,),
             ).fetchall()
-            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _ in rows}, True)
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _ in rows}, _BY_DIGEST)
         return rows
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
@@ -555,7 +621,7 @@ class NotebookStore(BaseStore):
                 (conversation_id,),
             ).fetchall()
             # the hashes came with the rows: the next save here needs no read of its own
-            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows}, True)
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows}, _BY_DIGEST)
         parse = datetime.fromisoformat
         try:
             return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
@@ -574,7 +640,8 @@ class NotebookStore(BaseStore):
                              UNION SELECT id FROM conversations)
                 SELECT ids.id,
                        (SELECT count(*) FROM messages m WHERE m.conversation_id = ids.id),
-                       (SELECT max(created_at) FROM messages m WHERE m.conversation_id = ids.id),
+                       (SELECT created_at FROM messages m WHERE m.conversation_id = ids.id
+                        ORDER BY seq DESC LIMIT 1),
                        c.updated_at, c.session_id, c.title, c.model, c.tags
                 FROM ids LEFT JOIN conversations c ON c.id = ids.id
                 """

@@ -6,8 +6,8 @@ SIGKILL). Requests, one JSON object per line, each answered with one JSON line:
 
 - ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out", "go"}`` ->
   ``{"pid"}``: the writer opens the store, writes "ready" to ``out``, waits for the file ``go``
-  to exist (when given), then saves the conversation as fast as
-  it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
+  to exist (when given; then it also pauses 0.2 ms after each save), then saves the conversation
+  as fast as it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
   returned; with ``count`` it exits after that many saves, otherwise it runs until killed.
 - ``{"op": "wait", "pid"}`` -> ``{"status"}``: reaps the writer; -9 when SIGKILL ended it.
 
@@ -55,6 +55,12 @@ def writer(req: dict) -> None:
         os.write(fd, b"%d\n" % saved.seq)
         if n == count:
             break
+        if go:
+            # Writers that start together also pause a moment after each save: a save takes
+            # tens of microseconds, and SQLite's busy handler makes the other writer sleep a
+            # millisecond or more, so without it one writer can run through all its saves
+            # while the other sleeps, and the writers never really take turns.
+            time.sleep(0.0002)
     store.close()
 
 

@@ -48,6 +48,7 @@ from .base import (
     newest_first,
     now_utc,
 )
+from .guard import FileGuard
 from .jsonl import LineReader, Record, whole_record
 from .room import NO_ROOM_ERRNOS, no_room_reason, no_room_text
 
@@ -116,7 +117,7 @@ class _Conversation:
             self.lost.append((len(self.lost) + 1, rec.text, rec.error, rec.at or now_utc()))
 
 
-class JsonlStore(BaseStore):
+class JsonlStore(FileGuard, BaseStore):
     """``JsonlStore(folder, fsync=True)``: a folder of JSONL files, one per conversation."""
 
     def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
@@ -464,26 +465,14 @@ class JsonlStore(BaseStore):
         with self._lock:
             return list(enumerate(self._read(conversation_id).usage, 1))
 
-    # ---- the per-conversation guard: an OS file lock in the folder
+    # ---- the per-conversation guard: an OS file lock in the folder (guard.FileGuard)
 
-    def _lock_conversation(self, conversation_id: str) -> bool:
-        from .guard import FileLocks
+    def _guard_base(self) -> Path:
+        return self.path / ".providerkit"
 
-        self._check_open()
-        with self._lock:
-            locks = self.__dict__.get("_file_locks")
-            if locks is None:
-                locks = self.__dict__["_file_locks"] = FileLocks(self.path / ".providerkit")
-        try:
-            return locks.try_lock(conversation_id)
-        except OSError as exc:
-            raise StoreReadOnlyError(f"{self.path}: cannot lock conversation {conversation_id!r} in "
-                                     f"{locks.path} ({exc.strerror}); make the folder writable.") from exc
-
-    def _unlock_conversation(self, conversation_id: str) -> None:
-        locks = self.__dict__.get("_file_locks")
-        if locks is not None:
-            locks.unlock(conversation_id)
+    def _guard_failed(self, conversation_id: str, where: Path, exc: OSError) -> Exception:
+        return StoreReadOnlyError(f"{self.path}: cannot lock conversation {conversation_id!r} in {where} "
+                                  f"({exc.strerror}); make the folder writable.")
 
     def close(self) -> None:
         with self._lock:
@@ -494,9 +483,7 @@ class JsonlStore(BaseStore):
                         os.close(conv.fd)
                         conv.fd = None
                 self._convs.clear()
-            locks = self.__dict__.pop("_file_locks", None)
-            if locks is not None:
-                locks.close()
+            self._close_guard()
 
 
 def _ident(fd: int) -> tuple[int, int]:

@@ -44,6 +44,7 @@ from .base import (
     newest_first,
     now_utc,
 )
+from .guard import FileGuard
 from .room import no_room_reason, no_room_text
 
 __all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
@@ -225,7 +226,7 @@ def default_path() -> tuple[Path, str]:
 # --------------------------------------------------------------------------- the store
 
 
-class NotebookStore(BaseStore):
+class NotebookStore(FileGuard, BaseStore):
     """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store."""
 
     def __init__(
@@ -753,37 +754,23 @@ class NotebookStore(BaseStore):
         with self._read("read the schema version") as c:
             return int(c.execute("PRAGMA user_version").fetchone()[0])
 
-    # ---- the per-conversation guard: an OS file lock beside the store file
+    # ---- the per-conversation guard: an OS file lock beside the store file (guard.FileGuard)
 
-    def _lock_conversation(self, conversation_id: str) -> bool:
-        from .guard import FileLocks
+    def _guard_base(self) -> Path:
+        return self.path
 
-        self._check_open()
-        with self._lock:
-            locks = self.__dict__.get("_file_locks")
-            if locks is None:
-                locks = self.__dict__["_file_locks"] = FileLocks(self.path)
-        try:
-            return locks.try_lock(conversation_id)
-        except OSError as exc:
-            raise self._fail(
-                StoreReadOnlyError, f"cannot lock conversation {conversation_id!r} in {locks.path} "
-                f"({exc.strerror})", "The guard needs to create that file beside the store; make "
-                "the folder writable.") from exc
-
-    def _unlock_conversation(self, conversation_id: str) -> None:
-        locks = self.__dict__.get("_file_locks")
-        if locks is not None:
-            locks.unlock(conversation_id)
+    def _guard_failed(self, conversation_id: str, where: Path, exc: OSError) -> Exception:
+        return self._fail(
+            StoreReadOnlyError, f"cannot lock conversation {conversation_id!r} in {where} "
+            f"({exc.strerror})", "The guard needs to create that file beside the store; make "
+            "the folder writable.")
 
     def close(self) -> None:
         with self._lock:
             if not self.closed:
                 self.closed = True
                 self._conn.close()
-            locks = self.__dict__.pop("_file_locks", None)
-            if locks is not None:
-                locks.close()
+            self._close_guard()
 
 
 def _page_size(header: bytes) -> int:

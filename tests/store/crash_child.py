@@ -16,7 +16,6 @@ The writer builds its store after the fork, so no connection is shared with this
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convo import conversation  # noqa: E402
+from fork_server import serve  # noqa: E402
 
 from providerkit_nb.store.jsonl_store import JsonlStore  # noqa: E402
 from providerkit_nb.store.postgres import PostgresStore  # noqa: E402
@@ -64,29 +64,15 @@ def writer(req: dict) -> None:
     store.close()
 
 
-def serve() -> None:
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req["op"] == "run":
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    writer(req)
-                except BaseException:
-                    with open(req["out"] + ".err", "w") as f:
-                        f.write(traceback.format_exc())
-                    code = 1
-                os._exit(code)
-            reply = {"pid": pid}
-        elif req["op"] == "wait":
-            _, status = os.waitpid(int(req["pid"]), 0)
-            reply = {"status": os.waitstatus_to_exitcode(status)}
-        else:
-            reply = {"error": f"unknown op {req['op']!r}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+def child(req: dict) -> int:
+    try:
+        writer(req)
+    except BaseException:
+        with open(req["out"] + ".err", "w") as f:
+            f.write(traceback.format_exc())
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    serve()
+    serve(child)

@@ -1,29 +1,26 @@
-"""Fork server of the crash explorer: ``python -m tests.conversation.crash.child`` reads JSON requests on stdin.
+"""Fork server of the crash explorer: ``python -m tests.conversation.crash.child`` (the loop of
+tests/store/fork_server.py).
 
 An interpreter costs far more to start than a run of the conversation, so this process imports
 everything once and forks one child per run (a real process that SIGKILLs itself at its crash
-point). Requests, one JSON object per line, each answered with one JSON line:
-
-- ``{"op": "run", "wire", "store", "cid", "crash_at", "listing", "log", "root"}`` -> ``{"pid"}``:
-  the child opens the store (``store``: {"kind": "sqlite", "path", "sync"} | {"kind":
-  "postgres", "dsn", "schema"} | {"kind": "jsonl", "path"}), runs the scenario's conversation
-  against the wire server at ``root`` and writes its log (see scenario.Hooks) to ``log``.
-- ``{"op": "wait", "pid"}`` -> ``{"status"}``: reaps the child; -9 when SIGKILL ended it.
+point). ``{"op": "run", "wire", "store", "cid", "crash_at", "listing", "log", "root"}``: the
+child opens the store (``store``: {"kind": "sqlite", "path", "sync"} | {"kind": "postgres",
+"dsn", "schema"} | {"kind": "jsonl", "path"}), runs the scenario's conversation against the wire
+server at ``root`` and writes its log (see scenario.Hooks) to ``log``.
 
 The child builds its store and provider after the fork, so nothing is shared with this process.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import traceback
 from typing import Any
 
 from providerkit_nb.store.postgres import PostgresStore
 from providerkit_nb.store.sqlite import NotebookStore
 
+from ...store.fork_server import serve
 from . import scenario as sc
 from .wires import provider_for
 
@@ -49,7 +46,7 @@ def open_store(spec: dict[str, Any]) -> Any:
     return JsonlStore(spec["path"])
 
 
-def run(req: dict[str, Any]) -> None:
+def run(req: dict[str, Any]) -> int:
     fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     hooks = sc.Hooks(req.get("crash_at"), fd, listing=bool(req.get("listing")))
     try:
@@ -62,29 +59,9 @@ def run(req: dict[str, Any]) -> None:
         hooks.note("DONE")
     except BaseException:
         hooks.note("X " + traceback.format_exc().replace("\n", "\\n"))
-        os._exit(1)
-    os._exit(0)
-
-
-def serve() -> None:
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req["op"] == "run":
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    run(req)
-                finally:
-                    os._exit(2)
-            reply: dict[str, Any] = {"pid": pid}
-        elif req["op"] == "wait":
-            _, status = os.waitpid(int(req["pid"]), 0)
-            reply = {"status": os.waitstatus_to_exitcode(status)}
-        else:
-            reply = {"error": f"unknown op {req['op']!r}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    serve()
+    serve(run)

@@ -340,7 +340,7 @@ def instrument(store: Any, hooks: Hooks) -> CountingStore:
             hooks.hit("file-before", "write")
             if hooks.n + 1 == hooks.crash_at:  # dying at the next point: with half of it written
                 os.write(fd, data[: len(data) // 2])
-            hooks.hit("file-torn", f"half of {len(data)} bytes")
+            hooks.hit("file-torn", "half written")
             write(fd, data)
             hooks.hit("file-after", "write+fsync")
 

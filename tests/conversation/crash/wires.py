@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from providerkit_nb.testing.replay import guess_wire
+
 WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini")
 MODEL = "crash-1"
 
@@ -209,19 +211,6 @@ def render(wire: str, say: Say) -> bytes:
     return RENDER[wire](say)
 
 
-def wire_of(path: str) -> str | None:
-    p = path.split("?")[0]
-    if p.endswith("/chat/completions"):
-        return "openai_chat"
-    if p.endswith("/messages"):
-        return "anthropic"
-    if p.endswith("/responses"):
-        return "openai_responses"
-    if ":streamGenerateContent" in p:
-        return "gemini"
-    return None
-
-
 # --------------------------------------------------------------------------- what the model reads
 
 
@@ -320,12 +309,12 @@ class WireServer:
 
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                wire = wire_of(self.path)
+                wire = guess_wire("http://server" + self.path)
                 body = json.loads(raw)
                 token = self.path.strip("/").split("/")[0]
                 with lock:
-                    outer._kept.setdefault(token, []).append((wire or "?", body))
-                if wire is None:
+                    outer._kept.setdefault(token, []).append((wire, body))
+                if wire == "unknown":
                     self.send_response(404)
                     self.send_header("content-length", "0")
                     self.end_headers()

@@ -4,28 +4,48 @@ store lives (``backend``)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
-from .explore import Backend, Forker
+from .explore import Backend, Explorer, Forker
 from .scenario import SCRIPT
 from .wires import WireServer
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server() -> Iterator[WireServer]:
     with WireServer(SCRIPT) as s:
         yield s
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def forker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Forker]:
     f = Forker(tmp_path_factory.mktemp("crash-fork"))
     yield f
     f.close()
+
+
+@pytest.fixture(scope="session")
+def explorer(
+    server: WireServer, forker: Forker, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str, str], Explorer]]:
+    """``explorer(wire, kind)``: one store and one numbered run per combination for the whole
+    session (the sampled test and the window tests of a combination share them)."""
+    made: dict[tuple[str, str], Explorer] = {}
+    with ExitStack() as stack:
+
+        def get(wire: str, kind: str) -> Explorer:
+            if (wire, kind) not in made:
+                folder = tmp_path_factory.mktemp(f"crash-{wire}-{kind}")
+                ex = Explorer(forker, server, wire, stack.enter_context(backend(kind, folder)), folder)
+                ex.number()
+                made[wire, kind] = ex
+            return made[wire, kind]
+
+        yield get
 
 
 @contextmanager

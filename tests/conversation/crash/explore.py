@@ -174,6 +174,7 @@ class Explorer:
         self.points: list[Point] = []
         self.reference: list[str] = []
         self.compaction = (0, 0)
+        self.runs = 0
 
     def _child(self, cid: str, crash_at: int | None, listing: bool = False) -> tuple[int, Log]:
         log = self.workdir / f"{cid}.log"
@@ -214,7 +215,8 @@ class Explorer:
     # ------------------------------------------------------------------ one point
 
     def check(self, k: int) -> list[str]:
-        cid = f"{self.prefix}-{k}"
+        self.runs += 1
+        cid = f"{self.prefix}-{k}-{self.runs}"  # a conversation of its own, whoever explored k before
         status, log = self._child(cid, k)
         self.backend.settle()
         expected = self.points[k - 1]

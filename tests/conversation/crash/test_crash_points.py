@@ -8,35 +8,31 @@ every point. Each test prints its counts; a violation fails it, named with its p
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from .conftest import backend
-from .explore import Explorer, Forker, Report, choose
-from .wires import WIRES, WireServer
+from .explore import Explorer, Report, choose
+from .wires import WIRES
 
-SAMPLE = 21  # points per combination in the default run (16 combinations)
+SAMPLE = 14  # points per combination in the default run (16 combinations)
 STORES = ("sqlite-normal", "sqlite-full", "jsonl", pytest.param("postgres", marks=pytest.mark.postgres))
 
 
 COMBOS = list(itertools.product(WIRES, ["sqlite-normal", "sqlite-full", "jsonl", "postgres"]))
 
 
-def _explore(wire: str, kind: str, budget: int | None, server: WireServer, forker: Forker,
-             tmp_path: Path) -> Report:
-    with backend(kind, tmp_path) as b:
-        ex = Explorer(forker, server, wire, b, tmp_path)
-        points = ex.number()
-        report = ex.explore(choose(points, budget, COMBOS.index((wire, kind))))
+def _explore(wire: str, kind: str, budget: int | None, explorer: Callable[[str, str], Explorer]) -> Report:
+    ex = explorer(wire, kind)
+    report = ex.explore(choose(ex.points, budget, COMBOS.index((wire, kind))))
     print("\n" + report.line())
     return report
 
 
 @pytest.mark.parametrize("kind", STORES)
 @pytest.mark.parametrize("wire", WIRES)
-def test_every_crash_point_sampled(wire: str, kind: str, server: WireServer, forker: Forker, tmp_path: Path) -> None:
-    report = _explore(wire, kind, SAMPLE, server, forker, tmp_path)
+def test_every_crash_point_sampled(wire: str, kind: str, explorer: Callable[[str, str], Explorer]) -> None:
+    report = _explore(wire, kind, SAMPLE, explorer)
     assert report.explored >= SAMPLE - 2
     assert report.violations == [], "\n".join(report.violations)
 
@@ -44,7 +40,7 @@ def test_every_crash_point_sampled(wire: str, kind: str, server: WireServer, for
 @pytest.mark.soak
 @pytest.mark.parametrize("kind", STORES)
 @pytest.mark.parametrize("wire", WIRES)
-def test_every_crash_point(wire: str, kind: str, server: WireServer, forker: Forker, tmp_path: Path) -> None:
-    report = _explore(wire, kind, None, server, forker, tmp_path)
+def test_every_crash_point(wire: str, kind: str, explorer: Callable[[str, str], Explorer]) -> None:
+    report = _explore(wire, kind, None, explorer)
     assert report.explored == report.points
     assert report.violations == [], "\n".join(report.violations)

@@ -17,13 +17,11 @@ failed before the fix.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from .conftest import backend
-from .explore import Explorer, Forker, Point
-from .wires import WireServer
+from .explore import Explorer, Point
 
 KINDS = ("sqlite-normal", "jsonl", pytest.param("postgres", marks=pytest.mark.postgres))
 
@@ -45,42 +43,40 @@ def _window(points: list[Point], start: int, stop: int) -> list[int]:
     return chosen
 
 
-def _explore(kind: str, tmp_path: Path, server: WireServer, forker: Forker, pick) -> None:  # noqa: ANN001
-    with backend(kind, tmp_path) as b:
-        ex = Explorer(forker, server, "openai_chat", b, tmp_path)
-        points = ex.number()
-        report = ex.explore(pick(points))
+def _explore(kind: str, explorer: Callable[[str, str], Explorer], pick: Callable[[list[Point]], list[int]]) -> None:
+    ex = explorer("openai_chat", kind)
+    report = ex.explore(pick(ex.points))
     print("\n" + report.line())
     assert report.violations == [], "\n".join(report.violations)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_denial_is_saved_with_its_result(kind: str, tmp_path: Path, server: WireServer, forker: Forker) -> None:
+def test_a_denial_is_saved_with_its_result(kind: str, explorer: Callable[[str, str], Explorer]) -> None:
     def pick(points: list[Point]) -> list[int]:
         answered = next(p.n for p in points if p.what == "answered call_delete")
         end = next(p.n for p in points if p.n > answered and p.kind == "store-after")
         return _window(points, answered + 1, end + 1)
 
-    _explore(kind, tmp_path, server, forker, pick)
+    _explore(kind, explorer, pick)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_compaction_is_seen_whole_or_not_at_all(kind: str, tmp_path: Path, server: WireServer,
-                                                  forker: Forker) -> None:
+def test_a_compaction_is_seen_whole_or_not_at_all(kind: str, explorer: Callable[[str, str], Explorer]) -> None:
     def pick(points: list[Point]) -> list[int]:
         runs = _chunk_runs(points)  # turn A, turn B, turn C, the summary, turn D
         assert len(runs) == 5, runs
         return _window(points, runs[3][1] + 1, runs[4][0])
 
-    _explore(kind, tmp_path, server, forker, pick)
+    _explore(kind, explorer, pick)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_calls_waiting_for_approval_are_saved_with_their_message(kind: str, tmp_path: Path, server: WireServer,
-                                                                 forker: Forker) -> None:
+def test_calls_waiting_for_approval_are_saved_with_their_message(
+    kind: str, explorer: Callable[[str, str], Explorer]
+) -> None:
     def pick(points: list[Point]) -> list[int]:
         runs = _chunk_runs(points)
         asked = next(p.n for p in points if p.what == "asked call_delete")
         return _window(points, runs[1][1] + 1, asked)
 
-    _explore(kind, tmp_path, server, forker, pick)
+    _explore(kind, explorer, pick)

@@ -303,6 +303,7 @@ class WireServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -15,12 +15,13 @@ Checks at each point (each failure is one violation, named with the point):
    and never runs again a tool that is not read-only and had started in the child, nor a call
    the person denied;
 5. what the model reads for each call in those requests agrees with what the store knew of
-   that call when the request went out: its saved result if one was saved anywhere in the
-   conversation's records; the denial if it was denied; that it was stopped if it was; the
-   read-only text only for a read-only tool; "may have partly run" only for a call that had
-   started and has no result. The expectation comes from the records, the marks and the
-   child's own log; the texts are recognised by phrases written here, not by the library's
-   constants.
+   that call after the crash: its saved result if one was saved anywhere in the
+   conversation's records (or the result of running or deciding it during the resume); the
+   denial if it was denied; that it was stopped if it was; the read-only text only for a
+   read-only tool; "may have partly run" only for a call that had started and has no result.
+   The expectation comes from the records and marks the crash left and the child's own log (a
+   text the resume saved for a call it neither ran nor decided is held to the same rules); the
+   texts are recognised by phrases written here, not by the library's constants.
 """
 
 from __future__ import annotations
@@ -292,10 +293,11 @@ class Explorer:
     def _resumed(self, store: Any, cid: str, log: Log, found: list[str]) -> None:
         token = f"{cid}-resume"
         hooks = sc.Hooks()
-        snaps: list[tuple[list[Any], dict[str, Any], list[str]]] = []
+        snaps: list[tuple[list[Any], list[str]]] = []
+        crashed = (store.records(cid), store.call_marks(cid))  # what the child left, before resume
 
         def snapshot() -> None:
-            snaps.append((store.records(cid), store.call_marks(cid), list(hooks.lines)))
+            snaps.append((store.records(cid), list(hooks.lines)))
 
         provider = sc.Counting(provider_for(self.wire, f"{self.server.url}/{token}"), hooks, on_open=snapshot)
         try:
@@ -318,7 +320,7 @@ class Explorer:
                 found.append(f"resume ran {name} ({call}) again: it had started before the crash")
             if call in child_denied:
                 found.append(f"resume ran {name} ({call}), which the person had denied")
-        for i, ((wire, body), (records, marks, lines)) in enumerate(zip(requests, snaps, strict=True)):
+        for i, ((wire, body), (records, lines)) in enumerate(zip(requests, snaps, strict=True)):
             try:
                 msgs = convert(DIALECT[wire], body)
             except (ValueError, KeyError, TypeError) as exc:
@@ -329,12 +331,21 @@ class Explorer:
                 found.append(f"request {i} refused by the {wire} validator: {problems[0]}")
             calls, results = told(wire, body)
             before = Log(lines)
+            # results the resume itself saved count only for the calls it ran or decided; any
+            # other text it saved (a call it settled for the model) must follow the rules
+            acted = before.started() | {p[1] for p in (x.split() for x in lines) if p[0] == "D"}
+            kept = crashed[0] + [r for r in records if _result_of(r) in acted]
             for call, name in calls:
-                problem = _told_problem(call, name, results.get(call), records, marks,
-                                        started=child_started | before.started(),
-                                        denied=child_denied | before.denied())
+                problem = _told_problem(call, name, results.get(call), kept, crashed[1],
+                                        started=child_started, denied=child_denied)
                 if problem:
                     found.append(f"request {i}: {problem}")
+
+
+def _result_of(record: Any) -> str | None:
+    """The call id a stored row answers (None for a row that is not a tool result)."""
+    m = json.loads(record.json)
+    return m.get("tool_call_id") if m.get("role") == "tool" else None
 
 
 def _told_problem(call: str, name: str, text: str | None, records: list[Any], marks: dict[str, Any],

@@ -10,7 +10,7 @@ go to ``bench/results.json`` and, as a chart of each checked figure against its 
 Options: ``--quick`` (fewer rounds and shorter streams: a smoke run of a minute or two),
 ``--markdown`` (print the README's table from the saved ``results.json``),
 ``--only NAME`` (repeatable: imports, stream, repair, store, store_peers, gate, memory, scale, views, report,
-transcripts, big_session, transcripts_part2, mcp, tool_layouts). The exit status is
+transcripts, big_session, transcripts_part2, mcp, tool_layouts, local_model). The exit status is
 1 when a target was missed or a benchmark failed.
 """
 
@@ -55,6 +55,7 @@ BENCHES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "transcripts_part2": ("bench.transcripts_part2", {"turns": 3000, "rounds": 5}, {"turns": 1000, "rounds": 1}),
     "mcp": ("bench.mcp", {"rounds": 5, "calls": 300, "starts": 3}, {"rounds": 2, "calls": 100, "starts": 1}),
     "tool_layouts": ("bench.tool_layouts", {"rounds": 5}, {"rounds": 1, "size": 5000}),
+    "local_model": ("bench.local_model", {"rounds": 7, "tokens": 200}, {"rounds": 2, "tokens": 50}),
 }
 
 

@@ -49,11 +49,12 @@ def chat_body(chunks: int, delta: str = "token {i} ") -> bytes:
     return b"".join(out)
 
 
-def chat_floor(url: str) -> Reader:
+def chat_floor(url: str, body: dict[str, Any] | None = None) -> Reader:
+    """``body``: the request (default: this benchmark's); the local-model benchmark asks for more."""
     import httpx
 
-    client = httpx.Client()
-    body = {"model": MODEL, "messages": HISTORY, "stream": True}
+    client = httpx.Client(timeout=120)
+    body = body or {"model": MODEL, "messages": HISTORY, "stream": True}
 
     def run() -> int:
         n = 0

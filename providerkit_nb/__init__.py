@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core.lazy import lazy_exports
 
-__version__ = "0.2.0"  # the one place the version lives (pyproject reads it)
+__version__ = "1.0.0.dev0"  # the one place the version lives (pyproject reads it); CHANGELOG.md's current section
 
 # name -> module that defines it, imported on first attribute access. The TYPE_CHECKING block
 # below says the same to a type checker (tests/test_public_api.py keeps the two equal).
@@ -296,14 +296,28 @@ __all__ = [
 _lazy_getattr, _ = lazy_exports(__name__, _LAZY, modules=frozenset({"simulate"}))
 
 
-def __getattr__(name: str) -> Any:
-    home = _MOVED.get(name)
-    if home is not None:
-        warnings.warn(
-            f"pk.{name} moved to {home}.{name} in 1.0 (see CHANGELOG.md)", DeprecationWarning, stacklevel=2
-        )
-        return getattr(importlib.import_module(home), name)
-    return _lazy_getattr(name)
+# Hidden from a type checker: with a module ``__getattr__`` in sight, mypy would take any name of
+# pk (a typo too) for ``Any``. It sees the TYPE_CHECKING imports above, and nothing else.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        home = _MOVED.get(name)
+        if home is not None:
+            warnings.warn(
+                f"pk.{name} moved to {home}.{name} in 1.0 (see CHANGELOG.md)", DeprecationWarning, stacklevel=2
+            )
+            return getattr(importlib.import_module(home), name)
+        if name == "is_transient":
+            warnings.warn(
+                "pk.is_transient(x) was replaced in 1.0 by err.is_transient (a ProviderError's property; "
+                "see CHANGELOG.md); the old function goes in 1.1",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            from .core.renamed import is_transient
+
+            return is_transient
+        return _lazy_getattr(name)
 
 
 def __dir__() -> list[str]:

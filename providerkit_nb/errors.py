@@ -8,6 +8,7 @@ from .core.messages import MessageFormatError
 from .core.tool_run import ToolTimeout
 from .core.usage import BudgetExceeded
 from .core.validate import Problem
+from .local.server import LocalModelError
 from .mcp.client import MCPServerError
 from .store.base import (
     ConversationBusy,
@@ -42,6 +43,7 @@ __all__ = [
     "FormatUnavailable",
     "GateError",
     "JsonInputError",
+    "LocalModelError",
     "MCPServerError",
     "MessageFormatError",
     "MultipleThreads",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
@@ -18,14 +21,29 @@ OWN_CASSETTES = REPO / "cassettes"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def load_script(path: Path) -> Any:
+    """A script of the repository (scripts/...) as a module, without putting its folder on sys.path."""
+    spec = importlib.util.spec_from_file_location(f"script_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip (locally) or fail (under CI=true, where .ci/run installs and starts everything the
+    tiers need) when something a test needs is not on this machine; ``reason`` says what to do."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: it must be present)", pytrace=False)
+    pytest.skip(reason)
+
+
 def require_dir(path: Path, what: str, variable: str) -> Path:
     """Skip (locally) or fail (under CI=true) when material kept outside the repository is missing."""
     if path.is_dir():
         return path
-    reason = f"{what} not found at {path}: put them there or set {variable}"
-    if IN_CI:
-        pytest.fail(f"{reason} (CI=true: they must be present)", pytrace=False)
-    pytest.skip(reason)
+    unavailable(f"{what} not found at {path}: put them there or set {variable}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,10 +65,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """``@pytest.mark.upstream``: the test reads the upstream recordings. Runs before any other
-    skip (an empty parameter set included), so a missing folder fails under CI=true."""
+    """``@pytest.mark.upstream``: the test reads the upstream recordings; ``local_model``: it
+    talks to the real local model (the ``local`` extra). Runs before any other skip (an empty
+    parameter set included), so what is missing fails under CI=true."""
     if item.get_closest_marker("upstream") is not None:
         require_dir(UPSTREAM, "upstream recordings", "PROVIDERKIT_UPSTREAM_CASSETTES")
+    if item.get_closest_marker("local_model") is not None:
+        from providerkit_nb.local import missing
+
+        reason = missing()
+        if reason:
+            unavailable(reason)
 
 
 @pytest.fixture(scope="session")

@@ -32,6 +32,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("conversation", ("conversation",)),
     ("notebook", ("notebook",)),
     ("testing", ("testing",)),
+    # a real model on this machine (a server as a child process), or the recordings
+    ("local", ("local",)),
     # the curated public homes: each re-exports names from the layers below
     ("api", ("messages", "stream", "errors", "structured", "usage", "compaction", "dialects")),
     # entry points over the whole library; the package __init__ (lazy names) is here

@@ -175,3 +175,89 @@ def test_a_user_script_under_mypy_strict_sees_no_any_from_the_library(tmp_path):
     ], out.stdout + out.stderr
     errors = [line for line in out.stdout.splitlines() if ": error: " in line]
     assert errors == []
+
+
+# --------------------------------------------------------------------------- the 1.0 renames still work
+
+
+def _warns_once(match: str):
+    return pytest.warns(DeprecationWarning, match=match)
+
+
+def test_define_tool_is_read_only_still_works_with_a_warning_naming_read_only():
+    with _warns_once(r"define_tool\(is_read_only=\) was renamed to define_tool\(read_only=\) in 1\.0"):
+        t = pk.define_tool("look", "Look.", {"type": "object"}, lambda args: "seen", is_read_only=True)
+    assert t.read_only is True
+    with _warns_once(r"Tool\.is_read_only was renamed to Tool\.read_only"):
+        assert t.is_read_only is True
+    with pytest.raises(TypeError, match="both"):
+        pk.define_tool("look", "Look.", {"type": "object"}, lambda args: "", is_read_only=True, read_only=False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'read_olny'"):
+        pk.define_tool("look", "Look.", {"type": "object"}, lambda args: "", read_olny=True)  # type: ignore[call-arg]
+
+
+def test_usage_tracker_old_spellings_still_work_with_warnings():
+    from providerkit_nb.usage import UsageTracker
+
+    with _warns_once(r"UsageTracker\(max_usd=\) was renamed to UsageTracker\(budget_usd=\)"):
+        tracker = UsageTracker(rate={"input": 1.0, "output": 2.0}, max_usd=0.5)
+    assert tracker.budget_usd == 0.5
+    tracker.add(_usage(1_000_000, 0))
+    assert tracker.cost_usd == 1.0 and tracker.is_over_budget()
+    with _warns_once(r"tracker\.cost_usd\(\) is a number since 1\.0: write tracker\.cost_usd"):
+        assert tracker.cost_usd() == 1.0  # was "float is not callable"
+    with _warns_once(r"UsageTracker\.cost was renamed to UsageTracker\.cost_usd"):
+        assert tracker.cost == 1.0
+    with _warns_once(r"UsageTracker\.savings was renamed to UsageTracker\.savings_usd"):
+        assert tracker.savings == 0.0
+    with _warns_once(r"UsageTracker\.cache_savings_usd\(\) was renamed to UsageTracker\.savings_usd"):
+        assert tracker.cache_savings_usd() == 0.0
+    with _warns_once(r"UsageTracker\.max_usd was renamed to UsageTracker\.budget_usd"):
+        assert tracker.max_usd == 0.5
+    with _warns_once(r"is_over_budget\(max_usd=\) was renamed to .*is_over_budget\(budget_usd=\)"):
+        assert tracker.is_over_budget(max_usd=2.0) is False
+    # still a number everywhere a number goes
+    assert f"{tracker.cost_usd:.2f}" == "1.00" and tracker.cost_usd + 1 == 2.0
+    assert tracker.to_dict()["cost_usd"] == 1.0 and isinstance(tracker.to_dict()["cost_usd"], float)
+
+
+def _usage(input_tokens: int, output_tokens: int):
+    from providerkit_nb.stream import Usage
+
+    return Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def test_pk_is_transient_still_works_with_a_warning_naming_err_is_transient():
+    err = pk.ProviderError("p", "rate", "slow down")
+    with _warns_once(r"pk\.is_transient\(x\) was replaced in 1\.0 by err\.is_transient"):
+        is_transient = pk.is_transient
+    assert is_transient(err) is True and is_transient("overload") is True
+    assert is_transient(pk.ErrorKind.AUTH) is False
+    assert "is_transient" not in pk.__all__
+
+
+def test_the_version_is_the_changelogs_current_release():
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    first = next(line for line in changelog.splitlines() if line.startswith("## "))
+    # "## 1.0.0 (unreleased)" -> a development release of 1.0.0
+    number, _, state = first[3:].partition(" ")
+    assert pk.__version__ == (f"{number}.dev0" if state == "(unreleased)" else number), (first, pk.__version__)
+
+
+def test_every_pk_name_the_changelog_promises_exists():
+    """A name written ``pk.X`` in CHANGELOG.md's current section resolves (now, or as a moved
+    name with its warning), or is one of the old spellings the changelog says are gone."""
+    import re
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    current = changelog.split("\n## ")[1]
+    named = set(re.findall(r"`pk\.([A-Za-z_]\w*)", current))
+    gone = {"is_backup_eligible"}  # "is gone (with_backup_models(kinds=) decides)"
+    named.discard("NAME")  # "the old `pk.NAME` still resolves": a placeholder
+    missing = []
+    for name in sorted(named - gone):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            if not hasattr(pk, name):
+                missing.append(name)
+    assert missing == []

@@ -29,3 +29,27 @@ def test_mypy_needs_no_optional_extra(tmp_path: Path) -> None:
     missing = {m.split(".")[0] for m in _MISSING.findall(out)}
     assert missing, "mypy found every library with site-packages hidden: the test no longer tests"
     assert missing <= RUNTIME, f"optional libraries missing for mypy: {sorted(missing - RUNTIME)}"
+
+
+def test_mypy_reports_a_misspelt_pk_name(tmp_path: Path) -> None:
+    """``pk``'s module ``__getattr__`` (the lazy names and the moved ones) is hidden from a type
+    checker, so a typo is an error under mypy, not an ``Any`` that passes ``--strict``."""
+    script = tmp_path / "typo.py"
+    script.write_text(
+        "import providerkit_nb as pk\n"
+        "convo = pk.Conversaton\n"  # the typo
+        "ok = pk.Conversation\n"
+        "moved = pk.FilePart\n",  # moved in 1.0: it works, with a warning, but a checker says so
+        encoding="utf-8",
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent",
+         "--cache-dir", str(tmp_path / "cache"), str(script)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    errors = [line.split(": error: ", 1)[1] for line in run.stdout.splitlines() if ": error: " in line]
+    assert errors == [
+        'Module has no attribute "Conversaton"; maybe "Conversation"?  [attr-defined]',
+        'Module has no attribute "FilePart"  [attr-defined]',
+    ], run.stdout + run.stderr

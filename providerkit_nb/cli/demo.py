@@ -212,11 +212,16 @@ def _story_tools(slow_write: bool) -> ToolRegistry:
     return tools
 
 
-def _story_provider() -> tuple[Provider, str]:
-    """The real provider with a key; else the project's cassette, answered offline."""
+def _story_provider(local_url: str | None = None) -> tuple[Provider, str]:
+    """The local model's server when ``local_url`` is given; else the real provider with a key;
+    else the project's cassette, answered offline."""
     from ..providers.factory import openai
     from ..testing import offline
 
+    if local_url:
+        from ..local import MODEL_NAME, provider_for
+
+        return provider_for(local_url), f"{MODEL_NAME}, local"
     live = bool(os.environ.get("OPENAI_API_KEY")) and os.environ.get("OPENAI_API_KEY") != offline.OFFLINE_KEY
     if not live:
         record = bool(os.environ.get("PK_RECORD_DEMO"))
@@ -231,27 +236,55 @@ def _story_provider() -> tuple[Provider, str]:
     return openai(model=os.environ.get("PK_DEMO_MODEL", "gpt-4o-mini")), "live" if live else "cassette"
 
 
-def story_child(store_path: str) -> int:
+# A 135M model does not pick tools by itself: on the local server the first call is forced to
+# be write_file (the call that will be killed), and the resume forbids tools, so the model
+# answers in words instead of looping on calls it cannot plan.
+LOCAL_CHILD_OPTIONS: dict[str, object] = {"tool_choice": {"name": "write_file"}}
+LOCAL_RESUME_OPTIONS: dict[str, object] = {"tool_choice": "none"}
+
+
+def story_child(store_path: str, local_url: str | None = None) -> int:
     """The process that gets killed: it runs the conversation until write_file is running."""
     from ..conversation.facade import Conversation
     from ..store.sqlite import NotebookStore
 
-    provider, _ = _story_provider()
+    provider, _ = _story_provider(local_url)
     store = announcing(NotebookStore(store_path))
     convo = Conversation(store, STORY_ID, provider, _story_tools(slow_write=True),
-                         system="You maintain a small project. Use the tools.", display=False)
+                         system="You maintain a small project. Use the tools.", display=False,
+                         options=LOCAL_CHILD_OPTIONS if local_url else None)
     convo.send(STORY_QUESTION)
     return 0
 
 
-def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") -> int:
-    """Crash a real conversation with SIGKILL mid-tool, then load, repair, resume and report."""
+REPORT_TITLE = "providerkit_nb demo: killed mid-tool, then repaired (the history as stored, and as the resume sent it)"
+
+
+def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output", *, local: bool = False) -> int:
+    """Crash a real conversation with SIGKILL mid-tool, then load, repair, resume and report.
+    With ``local=True`` the model is the real one of the ``local`` extra, on a server this
+    process starts (and stops)."""
+    from ..local import LocalModelError
+    from ..local import start as start_local
+
+    out = out or sys.stdout
+    if not local:
+        return _run_story(out, Path(workdir), None)
+    try:
+        server = start_local()
+    except LocalModelError as exc:
+        out.write(f"{exc}\n")
+        return 1
+    with server:
+        out.write(f"llama-cpp-python's server, pid {server.pid}, at {server.base_url}\n")
+        return _run_story(out, Path(workdir), server.base_url)
+
+
+def _run_story(out: TextIO, folder: Path, local_url: str | None) -> int:
     from ..conversation.facade import Conversation
     from ..store.sqlite import NotebookStore
     from ..viewer.report import write_report
 
-    out = out or sys.stdout
-    folder = Path(workdir)
     folder.mkdir(parents=True, exist_ok=True)
     store_path = folder / "demo.providerkit.sqlite"
     for leftover in folder.glob("demo.providerkit.sqlite*"):
@@ -259,17 +292,17 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
 
     out.write("providerkit_nb: a conversation that survives kill -9\n")
     _section(out, "1. a child process runs the conversation; we SIGKILL it while write_file runs")
+    argv = [sys.executable, "-m", "providerkit_nb", "demo", "--child", str(store_path)]
+    if local_url:
+        argv += ["--child-url", local_url]
     try:
-        child = kill_when_tool_starts(
-            [sys.executable, "-m", "providerkit_nb", "demo", "--child", str(store_path)],
-            echo=lambda line: out.write(f"  child: {line}"),
-        )
+        child = kill_when_tool_starts(argv, echo=lambda line: out.write(f"  child: {line}"))
     except RuntimeError as exc:
         out.write(f"{exc}\n")
         return 1
     out.write(f"  child killed (exit {child.returncode}) inside write_file\n")
 
-    provider, mode = _story_provider()
+    provider, mode = _story_provider(local_url)
     tools = _story_tools(slow_write=False)
     with NotebookStore(store_path) as store:
         before = store.load(STORY_ID)
@@ -279,7 +312,8 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
         problems = validate_history(before, wire="openai_chat")
         out.write(problems_table(problems) + "\n")
 
-        convo = Conversation(store, STORY_ID, provider, tools, display=False)
+        convo = Conversation(store, STORY_ID, provider, tools, display=False,
+                             options=LOCAL_RESUME_OPTIONS if local_url else None)
         repaired = convo.repaired
         _section(out, "4. repaired: what the model is told (+ added)")
         out.write(history_table(repaired.messages, _marks(repaired)) + "\n")
@@ -290,23 +324,21 @@ def run_story(out: TextIO | None = None, workdir: str | Path = "demo-output") ->
         turn = convo.resume()
         after = store.load(STORY_ID)
         final = convo.repair()
-        report = write_report(
-            folder / "report.html", before, repaired, problems,
-            title="providerkit_nb demo: killed mid-tool, repaired, resumed",
-        )
+        report = write_report(folder / "report.html", before, repaired, problems, title=REPORT_TITLE)
         _section(out, "6. the conversation now")
         out.write(history_table(after) + "\n")
         ok = turn is not None and not validate_history(final.messages)
         out.write(f"\nsession id kept in the store: {store.session_id(STORY_ID)}\n")
-        out.write(f"HTML report of the repair: {report.resolve()}\n")
+        out.write(f"HTML report of the repair (the history as stored, and as the resume sent it):\n  {report.resolve()}\n")
     from ..testing import offline
 
     offline.stop()
     return 0 if ok else 1
 
 
-def run_demo(out: TextIO | None = None) -> int:
-    """``make demo``: the live crash-and-resume story, then the saved-file walkthrough."""
-    code = run_story(out)
+def run_demo(out: TextIO | None = None, *, local: bool = False) -> int:
+    """``make demo``: the live crash-and-resume story, then the saved-file walkthrough.
+    ``local``: the story against the real model of the ``local`` extra."""
+    code = run_story(out, local=local)
     (out or sys.stdout).write("\n\n")
     return code or run_walkthrough(out=out)

@@ -12,7 +12,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     dp = sub.add_parser("demo", help="the crash-and-resume story and the repair walkthrough")
     dp.add_argument("--child", metavar="STORE", help=argparse.SUPPRESS)
+    dp.add_argument("--child-url", help=argparse.SUPPRESS)
     dp.add_argument("--walkthrough", action="store_true", help="only the saved-file walkthrough")
+    dp.add_argument("--local", action="store_true",
+                    help="the story against a real model on this machine (the `local` extra)")
     rp = sub.add_parser("replay", help="replay a recorded cassette through our adapters")
     rp.add_argument("cassette", help="a vcrpy YAML cassette")
     rp.add_argument("--transport", choices=("httpx", "requests"), default="httpx")
@@ -24,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ip.add_argument("source", help="a transcript file, session database or DSN")
     ip.add_argument("--format", help="the source format, instead of detecting it")
-    ip.add_argument("--thread", help="the thread / session to read from a source that holds several")
+    ip.add_argument("--thread", help="the thread / session / conversation to read from a source that holds "
+                    "several (a providerkit store file: a conversation id)")
     ip.add_argument("--wire", help="check against this wire's rules instead of the source's")
     ip.add_argument("--json", action="store_true", help="print one JSON object")
     ip.add_argument("--html", metavar="OUT", help="also write the before/after repair report here")
@@ -55,7 +59,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return transcript_cli.inspect_command(
                 args.source, format=args.format, thread=args.thread, wire=args.wire, as_json=args.json, html=args.html
             )
-        if args.to in ("claude_code", "codex", "opencode"):
+        agent = args.to in ("claude_code", "codex", "opencode")
+        if agent and args.output:
+            parser.error(
+                f"-o/--output cannot be used with --to {args.to}: the new session is written beside the "
+                f"original, where {args.to} finds it (drop -o; the command prints where it went)"
+            )
+        if not agent and args.read_only is not None:
+            parser.error("--read-only is only used with --to claude_code, codex or opencode")
+        if agent:
             return transcript_cli.repair_session_command(
                 args.source, args.to, format=args.format, thread=args.thread,
                 read_only=args.read_only.split(",") if args.read_only is not None else None,
@@ -73,9 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from . import demo
 
         if args.child:
-            return demo.story_child(args.child)
+            return demo.story_child(args.child, args.child_url)
         if args.walkthrough:
             return demo.run_walkthrough()
-        return demo.run_demo()
+        return demo.run_demo(local=args.local)
     parser.print_help(sys.stderr)
     return 2

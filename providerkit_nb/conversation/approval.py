@@ -14,6 +14,7 @@ next ``resume`` asks about again instead of telling the model it may have partly
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +27,7 @@ from ..core.repair import InterruptedCall, Repaired
 from ..core.tools import ToolRegistry
 from ..store.base import Store
 from ..store.call_marks import ANSWERED, ASKING, DENIED
+from .console import preview
 
 __all__ = [
     "Approval",
@@ -42,6 +44,7 @@ __all__ = [
     "ask_stdin",
     "calls_by_id",
     "Mark",
+    "Check",
 ]
 
 
@@ -63,6 +66,8 @@ class Host(Protocol):
 
     def reload(self) -> Repaired: ...
 
+    def repair(self) -> Repaired: ...
+
 
 # What the model reads in place of a result. Fixed texts: the same decision gives the same bytes,
 # so a prompt cache keeps hitting.
@@ -83,6 +88,8 @@ EDITED_BY_USER = "[The user changed the arguments of this call before it ran.]"
 Approve = Literal["ask"] | Callable[[ToolCall], Any] | None
 Mark = tuple[str, str, dict[str, Any] | None]  # (call id, state, detail), as store.save_step takes it
 SettleHow = Literal["ran", "run", "model"]
+# what is wrong with a person's edited arguments ("<path>: <what>" each; empty: they fit)
+Check = Callable[[dict[str, Any]], list[str]]
 
 
 class ApprovalError(Error, RuntimeError):
@@ -156,9 +163,12 @@ def ask_stdin(
     read: Callable[[str], str] = input,
     write: Callable[[str], Any] | None = None,
     hints: str = "",
+    check: Check | None = None,
 ) -> Decision:
     """A terminal prompt: y runs the call, n denies it, e reads new arguments (one JSON line).
-    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked)."""
+    ``hints`` is the tool's hints line (an MCP tool's annotations, destructive marked);
+    ``check`` names what is wrong with edited arguments (the tool's schema): such an edit is
+    refused here and asked again, never run."""
     say = write or (lambda text: print(text, file=sys.stdout, flush=True))
     say(f"The model wants to call {call.name} (call id {call.id}) with:\n{_pretty(call.arguments)}")
     if hints:
@@ -179,6 +189,11 @@ def ask_stdin(
                     continue
                 if not isinstance(value, dict):
                     say("The arguments must be a JSON object; answer again.")
+                    continue
+                problems = check(value) if check is not None else []
+                if problems:
+                    say(f"Those arguments do not fit the schema of {call.name} ({'; '.join(problems)}); "
+                        "answer again.")
                     continue
                 return Decision("edit", value)
             say("Please answer y, n or e.")
@@ -248,7 +263,26 @@ class Approval:
         call = calls_by_id(self._host.messages).get(call_id)
         if call is None or call_id not in self._asking:
             raise ApprovalError(f"call {call_id!r} of conversation {self._host.id!r} is not waiting for approval")
-        self._given[call_id] = decision_of(decision, call)
+        given = decision_of(decision, call)
+        self._refuse_bad_edit(call, given)
+        self._given[call_id] = given
+
+    def check(self, call: ToolCall) -> Check:
+        """What is wrong with edited arguments for ``call``: its tool's input schema."""
+        return functools.partial(self._host.tools.check_arguments, call.name)
+
+    def _refuse_bad_edit(self, call: ToolCall, decision: Decision) -> None:
+        """An edit that does not fit the tool's schema is the person's to fix, never run (the
+        model would read the tool's refusal as its own mistake): the call keeps waiting."""
+        if decision.action != "edit" or decision.arguments is None:
+            return
+        problems = self.check(call)(decision.arguments)
+        if problems:
+            raise ApprovalError(
+                f"the edited arguments for call {call.id!r} ({call.name}) do not fit the tool's input "
+                f"schema: {'; '.join(problems)}. The call did not run and still waits for an answer: "
+                "answer again with arguments that fit (resume() asks again)"
+            )
 
     @contextlib.contextmanager
     def deferring(self) -> Iterator[None]:
@@ -283,6 +317,7 @@ class Approval:
         if given is None and self._defer and (self._decide is None or self.approve == "ask"):
             raise ApprovalDeferred(call)
         decision = given or (self._decide or self._ask)(call)
+        self._refuse_bad_edit(call, decision)
         self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
         if decision.action == "deny":  # the decision and the result it gives: one step
             self._save([ToolMessage(call.id, call.name, DENIED_TEXT)], [(call.id, DENIED, {"decision": "denied"})])
@@ -306,9 +341,9 @@ class Approval:
             if call is not None:
                 self.run_call(call)
 
-    def skip_pending(self) -> tuple[list[Message], list[Mark]]:
-        """A new user message while calls wait: they did not run, and the model is told so. The
-        results and marks to save, in one step with that message."""
+    def skip_pending(self) -> None:
+        """A new user message while calls wait: they did not run, and the model is told so (their
+        results and marks saved as one step)."""
         by_id = calls_by_id(self._host.messages)
         messages: list[Message] = []
         marks: list[Mark] = []
@@ -319,14 +354,13 @@ class Approval:
                 messages.append(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
                 self._asking.discard(call.id)
                 self._given.pop(call.id, None)
-        return messages, marks
+        if messages:
+            self._save(messages, marks)
 
-    # settling by hand
+    # settling: by hand, or by the library when the conversation goes on
 
-    def open_interrupted(self) -> list[InterruptedCall]:
-        """Interrupted calls whose result can still be recorded in place: calls of the last
-        assistant message (only results after it) that kept their id. Elsewhere the
-        conversation went on without the result, so only the repair text fits."""
+    def _last_calls(self) -> list[ToolCall]:
+        """The calls of the last assistant message, if only their results come after it."""
         history = self._host.messages
         last = len(history) - 1
         while last >= 0 and isinstance(history[last], ToolMessage):
@@ -334,42 +368,109 @@ class Approval:
         tail = history[last] if last >= 0 else None
         if not isinstance(tail, AssistantMessage) or not tail.tool_calls:
             return []
-        ids = {c.id for c in tail.tool_calls}
+        return list(tail.tool_calls)
+
+    def open_interrupted(self) -> list[InterruptedCall]:
+        """Interrupted calls whose result can still be recorded in place: calls of the last
+        assistant message (only results after it) that kept their id. Elsewhere the
+        conversation went on without the result, so only the repair text fits."""
+        ids = {c.id for c in self._last_calls()}
+        if not ids:
+            return []
         return [r for r in self._host.repaired.interrupted if r.original_id in ids and r.id == r.original_id]
 
+    def settle_for_model(self) -> list[ToolMessage]:
+        """The conversation goes on (a new message, or ``resume``) while calls of the last turn
+        are still open: the model now reads the repair text for each (``INTERRUPTED_STOPPED``
+        for a stopped call, else may-have-run or read-only). That text is saved as the call's
+        result, then its mark says the library settled it ("answered",
+        ``{"settled": "model", "by": "library", "was": <its state>, ...}``, keeping the detail of
+        how it ran), so the store, every view, ``validate_history`` and ``settle`` agree from
+        here on that the model was told, and what. Settle a call before going on to tell the
+        model something else."""
+        ids = {c.id for c in self._last_calls()}
+        if not ids:
+            return []  # the common case: nothing open, no repair needed
+        host = self._host
+        rows = [r for r in host.repair().interrupted if r.original_id == r.id and r.id in ids]
+        if not rows:
+            return []
+        marks = host.store.call_marks(host.id)
+        by_id = calls_by_id(host.messages)
+        saved = []
+        for row in rows:
+            was = marks.get(row.id)
+            detail = {**was.detail, "was": was.state} if was is not None else {}  # how it ran, kept
+            detail.update(settled="model", by="library")
+            saved.append(self._settle_as(row, row.note, detail))
+            self._tell(by_id[row.id], "interrupted", f"the model is told: {row.note}")
+        return saved
+
+    def _settle_as(self, row: InterruptedCall, text: str, detail: dict[str, Any]) -> ToolMessage:
+        """Save ``text`` as the call's result and mark it answered, in one step (a crash leaves
+        both or neither)."""
+        message = ToolMessage(row.id, row.name, text)
+        self._save([message], [(row.id, ANSWERED, detail)])
+        return message
+
     def settle(self, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
-        """Record what became of an interrupted call: "ran" (the person says what happened, in
-        ``note``), "run" (run it now, save the real result) or "model" (the repair text)."""
+        """Record what became of an interrupted call of the last turn: "ran" (the person says
+        what happened, in ``note``), "run" (run it now, save the real result) or "model" (the
+        repair text).
+
+        Only while the call is open: once the conversation goes on (``send`` or ``resume``),
+        the model is told the repair text and that text is saved as the call's result (see
+        ``settle_for_model``); settling it then raises ``SettleError`` saying what the model
+        was told (it cannot be taken back: say what really happened in the next message)."""
         host = self._host
         host.reload()
         rows = {r.id: r for r in self.open_interrupted()}
         row = rows.get(call_id)
         if row is None:
-            if any(p.id == call_id for p in host.repaired.pending):
-                raise SettleError(f"call {call_id!r} waits for approval, it was not interrupted: "
-                                  "resume() asks about it again")
-            listed = ", ".join(sorted(rows)) or "none"
-            raise SettleError(
-                f"call {call_id!r} is not an open interrupted call of conversation {host.id!r} "
-                f"(open ones: {listed}); only a call of the last assistant message that never "
-                "returned can be settled"
-            )
-        marks: list[Mark] = []  # saved in one step with the result they explain
+            raise SettleError(self._not_open(call_id, rows))
         if how == "ran":
             if not isinstance(note, str) or not note.strip():
                 raise SettleError('settle(call_id, "ran", note=...) needs a note saying what happened')
-            marks.append((call_id, ANSWERED, {"settled": "ran", "by": "user"}))
-            message = ToolMessage(call_id, row.name, f"{ENTERED_BY_USER}\n{note.strip()}")
+            message = self._settle_as(row, f"{ENTERED_BY_USER}\n{note.strip()}", {"settled": "ran", "by": "user"})
         elif how == "run":
             message = self._run(calls_by_id(host.messages)[call_id], {"settled": "run"})
+            self._save([message], ())
         elif how == "model":
-            marks.append((call_id, ANSWERED, {"settled": "model"}))
-            message = ToolMessage(call_id, row.name, row.note)
+            message = self._settle_as(row, row.note, {"settled": "model", "by": "user"})
         else:
             raise SettleError(f'settle takes "ran", "run" or "model", got {how!r}')
-        self._save([message], marks)
         host.reload()
         return message
+
+    def _not_open(self, call_id: str, rows: dict[str, InterruptedCall]) -> str:
+        """Why ``call_id`` cannot be settled, and what the model read for it."""
+        host = self._host
+        where = f"call {call_id!r} is not an open interrupted call of conversation {host.id!r}"
+        if any(p.id == call_id for p in host.repaired.pending):
+            return f"call {call_id!r} waits for approval, it was not interrupted: resume() asks about it again"
+        result = next((m for m in reversed(host.messages) if isinstance(m, ToolMessage) and m.tool_call_id == call_id), None)
+        if result is not None:
+            mark = host.store.call_marks(host.id).get(call_id)
+            detail = mark.detail if mark is not None and mark.state == ANSWERED else {}
+            if detail.get("by") == "library":
+                how = "the library already told the model, when the conversation went on:"
+            elif "settled" in detail:
+                how = f"it was already settled by you ({detail['settled']!r}): the model read"
+            else:
+                how = "it already has its result: the model read"
+            return (f"{where}: {how} {_clip(result.content)}. That cannot be taken back; "
+                    "say what really happened in your next message")
+        lost = next((r for r in host.repaired.interrupted if call_id in (r.id, r.original_id)), None)
+        if lost is not None:
+            return (f"{where}: the conversation went on after it: the model reads {_clip(lost.note)} in its "
+                    "place (the same text every time). Say what really happened in your next message")
+        listed = ", ".join(sorted(rows)) or "none"
+        return (f"{where} (open ones: {listed}); only a call of the last assistant message that never "
+                "returned can be settled")
+
+
+def _clip(text: str) -> str:
+    return repr(preview(text, 400))
 
 
 def hints_of(tools: ToolRegistry, name: str) -> str:

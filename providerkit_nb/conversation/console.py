@@ -30,9 +30,9 @@ class Live:
         """Stop landed while the turn streamed: what was shown is not saved."""
         return None
 
-    def tool(self, call: ToolCall, status: str, result: str | None = None) -> None:
+    def tool(self, call: ToolCall, status: str, result: str | None = None, *, traceback: str | None = None) -> None:
         """A call's status: "running", then how it ended ("done", "failed", "timeout", "late",
-        "denied", "stopped") with its result text."""
+        "denied", "stopped") with its result text, and the tool's own traceback when it raised."""
         return None
 
     def note(self, text: str) -> None:
@@ -84,6 +84,8 @@ class TerminalLive(Live):
             for c in (snap.message.tool_calls or [])[self._calls :]:
                 write(f"\n-> {c.name}({c.arguments})")
             self._calls = len(snap.message.tool_calls or [])
+            for n in snap.notices:  # what the reader must know: a forced call not made, the JSON form
+                write(f"\n[{n.text}]")
             write("\n")
             self._text = self._reasoning = self._calls = 0  # the next turn starts afresh
         self._out.flush()
@@ -92,12 +94,14 @@ class TerminalLive(Live):
         self._out.write("\n[stopped: not saved]\n")
         self._out.flush()
 
-    def tool(self, call: ToolCall, status: str, result: str | None = None) -> None:
+    def tool(self, call: ToolCall, status: str, result: str | None = None, *, traceback: str | None = None) -> None:
         if status == "running":
             return
         line = f"<- {call.name}: {status}"
         if result:
             line += f": {preview(result)}"
+        if traceback:
+            line += "\n" + "".join(f"   {t}\n" for t in traceback.rstrip().splitlines()).rstrip()
         self._out.write(line + "\n")
         self._out.flush()
 

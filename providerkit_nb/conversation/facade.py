@@ -25,7 +25,7 @@ from ..core.compaction import (
     pick_cut,
     summarize,
 )
-from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached
+from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached, short_traceback
 from ..core.messages import (
     AssistantMessage,
     ContentPart,
@@ -116,15 +116,18 @@ class TurnRecord:
             "first_chunk_seconds": self.first_chunk_seconds,
             "step": self.step,
             "error": self.error,
+            **({"notices": [n.to_dict() for n in t.notices]} if t.notices else {}),
         }
 
     @classmethod
     def from_stored(cls, d: dict[str, Any]) -> TurnRecord:
-        from ..core.turn import Usage
+        from ..core.turn import Notice, Usage
 
         calls = [ToolCall(str(i), str(n), "") for i, n in d.get("calls") or []]
         usage = Usage.from_dict(d["usage"]) if d.get("usage") else None
-        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"))
+        notices = [n for n in (Notice.from_dict(x) for x in d.get("notices") or ()) if n is not None]
+        turn = Turn(AssistantMessage("", tool_calls=calls or None), usage, d.get("finish_reason"), d.get("model"),
+                    notices)
         return cls(turn, float(d.get("started_at") or 0.0), float(d.get("seconds") or 0.0),
                    d.get("first_chunk_seconds"), int(d.get("step") or 0), d.get("error"))
 
@@ -197,6 +200,8 @@ class Conversation:
         self.records: list[TurnRecord] = [TurnRecord.from_stored(d) for d in store.turn_usage(conversation_id)]
         for rec in self.records:
             self.usage.add(rec.turn.usage)
+            if rec.turn.usage is None and rec.error is None:
+                self.usage.add_unreported()  # finished, and its server sent no usage
         self.compact = compact
         self.context_window = context_window
         self.compactions = 0
@@ -325,13 +330,26 @@ class Conversation:
     def send(self, text: str | Sequence[ContentPart] | UserMessage, *, json: Any = None) -> Any:
         """Add a user message and run the loop until the model answers without calls.
 
+        The message is saved before the call, so a crash or a refused request keeps it: the
+        error then says so, ``convo.resume()`` sends it, and sending the same text again does
+        not add it twice (the store never takes a message back, so another text would follow
+        it). Interrupted calls of the last turn still open are settled first: the model is told
+        the repair text, saved as their result (see ``settle``).
+
         Returns the last Turn; with ``json=`` (a schema, a model class with
         ``model_json_schema``, or "object") a ``JsonReply``: the parsed answer (validated into
         the model when it has ``model_validate``) next to the turn, or the reason it did not parse.
         When the model still asks for tools after ``max_steps`` calls, ``StepLimitReached`` is
         raised with every result saved (``convo.resume()`` goes on).
+
+        The library's errors and Stop come out with a short traceback: the cell's frames and the
+        tool Stop landed in, not the library's (``exc.full_traceback`` and ``exc.cause`` keep
+        the rest; see ``short_traceback``).
         """
-        return self._send(text, json)
+        try:
+            return self._send(text, json)
+        except (Error, KeyboardInterrupt) as exc:
+            raise short_traceback(exc) from None  # the library's frames cut: exc.full_traceback has them
 
     @_guarded
     def _send(self, text: str | Sequence[ContentPart] | UserMessage, json: Any) -> Any:
@@ -341,13 +359,11 @@ class Conversation:
             text if isinstance(text, str) else list(text)
         )
         self._mark_lost()
-        skipped: tuple[list[Message], list[approval.Mark]] = ([], [])
         if self.approval.asking and self.repair().pending:  # calls still waiting did not run: say so
-            skipped = self.approval.skip_pending()
-        self._save_step([*skipped[0], message], skipped[1])  # one step: seen whole or not at all
+            self.approval.skip_pending()
         self._json = fmt
         try:
-            turn = self._run_loop(self._loop)
+            turn = self._run_loop(lambda: self._add_and_loop(message))
         finally:
             self._json = None
         if fmt is None:
@@ -357,14 +373,20 @@ class Conversation:
         got = read_answer(turn.message.content, fmt)
         return JsonReply(got.value, turn, got.error)
 
-    @_guarded
     def resume(self, *, rerun_read_only: bool = False) -> Turn | None:
         """Carry on after an interruption, without a new user message.
 
         With ``rerun_read_only=True`` the interrupted calls of read-only tools run again and their
         real results are saved; calls that may have side effects are never re-run: the model is
-        told they were interrupted and decides.
+        told they were interrupted and decides. Errors come out short, as from ``send``.
         """
+        try:
+            return self._resume_held(rerun_read_only)
+        except (Error, KeyboardInterrupt) as exc:
+            raise short_traceback(exc) from None  # the library's frames cut: exc.full_traceback has them
+
+    @_guarded
+    def _resume_held(self, rerun_read_only: bool) -> Turn | None:
         self.reload()
         self._mark_lost()
         return self._run_loop(lambda: self._resume(rerun_read_only))
@@ -383,10 +405,14 @@ class Conversation:
                 if call is not None:
                     self._save(self._run_call(call, {"rerun": "read_only"}))
             self.repair()
+        self.approval.settle_for_model()  # calls left open: the model is told, and the store says so
         last = next((m for m in reversed(self.repaired.messages) if not isinstance(m, SystemMessage)), None)
         if isinstance(last, AssistantMessage) and not last.tool_calls:
-            return None  # nothing to resume: the model already answered
+            self._live.note("nothing to resume: the model already answered (its last message asks for no "
+                            "tool); send() a new message to go on")
+            return None
         if last is None:
+            self._live.note(f"nothing to resume: conversation {self.id!r} has no messages yet; send() starts it")
             return None
         return self._loop()
 
@@ -427,8 +453,12 @@ class Conversation:
                 self.store.mark_call(self.id, call.id, STOPPED, {**detail, "seconds": seconds})
             raise
         status = "done" if result.kind == "ok" else result.kind
-        self._live.tool(call, status, result.message.content)
         self._running[call.id] = {**detail, "kind": result.kind, "seconds": round(result.seconds, 3)}
+        if result.traceback:  # the tool raised: its traceback is shown, and kept with the call's mark
+            self._live.tool(call, status, result.message.content, traceback=result.traceback)
+            self._running[call.id]["traceback"] = result.traceback
+        else:
+            self._live.tool(call, status, result.message.content)
         return result.message
 
     def _run_loop(self, loop: Callable[[], Turn | None]) -> Turn | None:
@@ -436,14 +466,43 @@ class Conversation:
         self._live = self._live_display()
         try:
             turn = loop()
-        except BaseException:
+        except BaseException as exc:
             self.repair()  # what Stop left: ``interrupted`` and the views say it at once
+            if isinstance(exc, ProviderError):
+                self._say_what_is_kept(exc)
             raise
         finally:
             live, self._live = self._live, no_display
         if turn is not None and live is not no_display:
             turn.shown_live = True  # a cell ending in send(...) shows the answer once
         return turn
+
+    def _add_and_loop(self, message: UserMessage) -> Turn:
+        """Under the send's live display: settle the calls left open (the model is told, the
+        store says so, the display shows it), save the message, and run the loop."""
+        self.approval.settle_for_model()
+        if not self._ends_with(message):  # the same text after a refused send is not added twice
+            self._save(message)
+        return self._loop()
+
+    def _ends_with(self, message: UserMessage) -> bool:
+        """Does the history end with this very user message, unanswered (a send the provider
+        refused, or one a crash cut short)?"""
+        last = next((m for m in reversed(self._history) if not isinstance(m, SystemMessage)), None)
+        return isinstance(last, UserMessage) and last == message
+
+    def _say_what_is_kept(self, exc: ProviderError) -> None:
+        """A send or resume failed: the error says what the store kept and how to go on."""
+        last = next((m for m in reversed(self._history) if not isinstance(m, SystemMessage)), None)
+        if isinstance(last, UserMessage):
+            note = (f"(your message is saved in conversation {self.id!r} but was not answered: once this is "
+                    "fixed, convo.resume() sends it; sending the same text again is not added twice)")
+        else:
+            note = (f"(everything up to the failure is saved in conversation {self.id!r}: once this is fixed, "
+                    "convo.resume() carries on)")
+        if note not in exc.message:
+            exc.message = f"{exc.message}\n{note}"
+            exc.args = (exc.message,)
 
     def _loop(self) -> Turn:
         turn: Turn | None = None
@@ -458,6 +517,8 @@ class Conversation:
                 if not (self.compact and exc.kind == ErrorKind.CONTEXT and self.compact_now()):
                     raise
                 turn = self._stream_turn(self.repair().messages, step)  # once, on the summary
+            if self._json is not None and not turn.message.tool_calls:
+                turn = self._json_retry(turn, step)
             asking = self.approval.asking_marks(turn.message.tool_calls or [])
             if turn.message.has_content:  # before its tools run, with the marks of the calls that wait
                 self._save_step([turn.message], asking)
@@ -472,14 +533,32 @@ class Conversation:
         self.repair()
         raise StepLimitReached(self.max_steps, turn)
 
-    def _stream_turn(self, messages: list[Message], step: int) -> Turn:
+    def _json_retry(self, turn: Turn, step: int) -> Turn:
+        """A JSON reply that does not parse or fit is asked for once more in the server's other
+        JSON form before it is reported; the first is kept aside (a lost turn), never saved."""
+        used = turn.notice("json_form")
+        if self._json is None or used is None or used.value is None:
+            return turn
+        why = read_answer(turn.message.content, self._json).error
+        if why is None:
+            return turn
+        try:
+            self.store.save_lost_turn(self.id, turn, f"the JSON reply ({used.value}) did not fit: {why}")
+        except Exception:  # the side table is for inspection; never mask the turn
+            pass
+        # the retry's json_form notice says a reply in the first form did not fit
+        return self._stream_turn(self.repair().messages, step, avoid_json_form=used.value)
+
+    def _stream_turn(self, messages: list[Message], step: int, avoid_json_form: str | None = None) -> Turn:
         tools = self.tools.definitions() or None
         asm = TurnAssembler()
         started = time.time()
         t0 = time.monotonic()
         first: float | None = None
         show = self._live
-        options = self.options if self._json is None else {**self.options, "json": self._json}
+        options = self.options if self._json is None else {
+            **self.options, "json": self._json, **({"avoid_json_form": avoid_json_form} if avoid_json_form else {})
+        }
         stream = self.provider.create_stream(
             messages, tools, session_id=self.session_id, **options
         )
@@ -510,6 +589,8 @@ class Conversation:
         self.usage.add(turn.usage)
         if turn.usage is not None:
             self._last_input = turn.usage.input_tokens
+        else:
+            self.usage.add_unreported()
         self._record(TurnRecord(turn, started, time.monotonic() - t0, first, step))
         return turn
 
@@ -568,13 +649,24 @@ class Conversation:
 
     def _ask(self, call: ToolCall) -> approval.Decision:
         """approve="ask" without a notebook: a prompt on stdin (with the tool's MCP hints)."""
-        return approval.ask_stdin(call, hints=approval.hints_of(self.tools, call.name))
+        return approval.ask_stdin(
+            call, hints=approval.hints_of(self.tools, call.name), check=self.approval.check(call)
+        )
 
     def settle(self, call_id: str, how: approval.SettleHow, *, note: str | None = None) -> ToolMessage:
         """Decide by hand what became of an interrupted call that may have run, and save it:
         ``"ran"`` (``note`` says what happened; saved as entered by the user), ``"run"`` (run it
-        now and save the real result) or ``"model"`` (the repair text: the model decides)."""
-        return self.approval.settle(call_id, how, note)
+        now and save the real result) or ``"model"`` (the repair text: the model decides).
+
+        Settle before the conversation goes on. The next ``send`` or ``resume`` tells the model
+        the repair text for every call still open and saves that text as the call's result,
+        marked as the library's (``{"settled": "model", "by": "library"}``): from then on the
+        call is no longer interrupted anywhere (the store, the views, ``validate_history``), and
+        settling it raises ``SettleError`` saying what the model was told."""
+        try:
+            return self.approval.settle(call_id, how, note)
+        except (Error, KeyboardInterrupt) as exc:
+            raise short_traceback(exc) from None  # the library's frames cut: exc.full_traceback has them
 
     def __repr__(self) -> str:
         spent = ""
@@ -582,6 +674,8 @@ class Conversation:
             spent = f", {self.usage.calls} calls ${self.usage.cost_usd:.4f}"
             if self.usage.budget_usd is not None:
                 spent += f" of ${self.usage.budget_usd:.4f}"
+        if self.usage.unreported:
+            spent += f", usage not reported by the server for {self.usage.unreported} turn(s)"
         return (
             f"<Conversation {self.id!r}: {len(self._history)} messages, "
             f"{len(self.repaired.interrupted)} interrupted, provider={getattr(self.provider, 'id', '?')!r}{spent}>"

@@ -15,11 +15,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import ErrorKind, ProviderError
 from .messages import AssistantMessage, Message, SystemMessage, TextPart, ToolMessage, UserMessage
+from .overflow import ContextOverflow, parse_context_overflow
 from .turn import Turn, collect_turn
 
 __all__ = [
@@ -137,7 +137,8 @@ def active_history(messages: Sequence[Message]) -> list[Message]:
 
 
 # per-call options that make no sense for the summary request
-_NOT_FOR_SUMMARY = frozenset({"json", "json_with_tools", "tool_choice", "parallel_tool_calls", "on_activity"})
+_NOT_FOR_SUMMARY = frozenset({"json", "json_with_tools", "avoid_json_form", "tool_choice", "parallel_tool_calls",
+                              "on_activity"})
 
 
 def summarize(provider: Any, older: Sequence[Message], options: dict[str, Any]) -> Turn:
@@ -192,66 +193,3 @@ def summary_request(messages: Sequence[Message]) -> list[Message]:
         ),
         UserMessage("\n\n".join(lines)),
     ]
-
-
-# --------------------------------------------------------------------------- overflow numbers
-
-
-@dataclass(frozen=True, slots=True)
-class ContextOverflow:
-    """The numbers a provider gave when a prompt did not fit (None where it gave none)."""
-
-    input_tokens: int | None
-    context_limit: int | None
-    max_tokens: int | None = None
-
-    @property
-    def excess_tokens(self) -> int | None:
-        if self.input_tokens is None or self.context_limit is None:
-            return None
-        return self.input_tokens + (self.max_tokens or 0) - self.context_limit
-
-
-def _int(s: str) -> int:
-    return int(s.replace(",", "").replace("_", ""))
-
-
-_N = r"(\d[\d,_]*)"
-_PATTERNS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    # Anthropic: "input length and `max_tokens` exceed context limit: 197000 + 8192 > 200000"
-    (re.compile(rf"exceeds? context limit:\s*{_N}\s*\+\s*{_N}\s*>\s*{_N}", re.I), ("input", "max", "limit")),
-    # Anthropic: "prompt is too long: 208000 tokens > 200000 maximum"
-    (re.compile(rf"(?:prompt is too long|context length exceeded)[^0-9]*{_N}\s*(?:tokens)?\s*>\s*{_N}", re.I),
-     ("input", "limit")),
-    # OpenAI-shape servers: "maximum context length is 65536 tokens. However, you requested 70000
-    # tokens (65000 in the messages, 5000 in the completion)"
-    (re.compile(rf"maximum context length is {_N} tokens.*?requested {_N} tokens \({_N} in the messages, {_N} in the completion",
-                re.I | re.S), ("limit", "total", "input", "max")),
-    # "maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens"
-    # (vLLM: "your request has 9000 input tokens"; also "... is N tokens ...: A > L")
-    (re.compile(rf"maximum context length is {_N} tokens.*?(?:resulted in|has|requested) {_N}(?: input)? tokens", re.I | re.S),
-     ("limit", "input")),
-    # Gemini: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576)."
-    (re.compile(rf"input token count \(?{_N}\)? exceeds the maximum number of tokens allowed \(?{_N}\)?", re.I),
-     ("input", "limit")),
-    # Gemini without the count: "The input token count exceeds the maximum number of tokens allowed 1048576."
-    (re.compile(rf"input token count exceeds the maximum number of tokens allowed \(?{_N}\)?", re.I), ("limit",)),
-    # "maximum context length is N tokens ...: A > L" and other "A > L" forms
-    (re.compile(rf"context[^0-9]{{0,60}}{_N}\s*>\s*{_N}", re.I), ("input", "limit")),
-)
-
-
-def parse_context_overflow(error: Any) -> ContextOverflow | None:
-    """The token numbers in a context-overflow error (a ProviderError, any exception, or the
-    provider's text), or None when the text holds none. Reads the message and the kept body."""
-    if isinstance(error, str):
-        text = error
-    else:
-        text = " ".join(str(x) for x in (str(error), getattr(error, "body", None) or "") if x)
-    for pattern, names in _PATTERNS:
-        m = pattern.search(text)
-        if m is None:
-            continue
-        got = dict(zip(names, (_int(g) for g in m.groups()), strict=True))
-        return ContextOverflow(got.get("input"), got.get("limit"), got.get("max"))
-    return None

@@ -7,8 +7,10 @@ the core can raise and inspect errors without importing any network code.
 
 from __future__ import annotations
 
+import os
+import types
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "Error",
@@ -19,6 +21,7 @@ __all__ = [
     "BODY_LIMIT",
     "MALFORMED_KIND",
     "MALFORMED_CODE",
+    "short_traceback",
 ]
 
 BODY_LIMIT = 2000
@@ -30,21 +33,43 @@ MALFORMED_CODE = "malformed_response"
 
 
 class ErrorKind(StrEnum):
-    """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works)."""
+    """What went wrong, named for the fix (a str enum, so ``kind == "rate"`` works).
 
-    ABORTED = "aborted"  # the caller stopped it; never retried
-    TIMEOUT = "timeout"  # our deadline or HTTP 408
-    NETWORK = "network"  # socket, DNS, proxy, or a stream cut before its end
-    OVERLOAD = "overload"  # 5xx, 529, 409, 425, "overloaded"
-    RATE = "rate"  # a per-minute throttle
-    QUOTA = "quota"  # balance or usage window exhausted
-    ENTITLEMENT = "entitlement"  # the plan never included this
-    AUTH = "auth"  # bad or expired credential
-    MODEL = "model"  # model id unknown or not served
-    CONTEXT = "context"  # prompt too long: compact the history
-    CONTENT = "content"  # safety filter, refusal, blocked prompt
-    INVALID = "invalid"  # any other 4xx: a bug in the request
+    Each member's docstring says what it means and what fixes it (the docs' error table is
+    written from them)."""
+
+    ABORTED = "aborted"
+    """The caller stopped it (Stop, Ctrl-C, a client-side cancel). Nothing to fix; never retried."""
+    TIMEOUT = "timeout"
+    """Our deadline passed, or the server answered 408. Retried; if it persists, raise the
+    watchdog's clocks or the provider's ``timeout``."""
+    NETWORK = "network"
+    """The connection failed: socket, DNS, proxy, or a stream cut before its end. Retried;
+    check the network or the ``base_url``."""
+    OVERLOAD = "overload"
+    """The server could not answer (5xx, 529, 409, 425, "overloaded", or a malformed response).
+    Retried; ``pk.with_backup_models`` asks another model."""
+    RATE = "rate"
+    """A per-minute throttle. Wait ``retry_after`` seconds (``pk.with_retry`` does), lower the
+    gate's ``max_concurrent``, or spread the load over keys (``pk.with_key_pool``)."""
+    QUOTA = "quota"
+    """The balance or the usage window is exhausted. Add credit or wait for ``reset_at``; a
+    backup model or another key may still work. Never retried."""
+    ENTITLEMENT = "entitlement"
+    """The plan never included this model or feature. Change the plan or the model."""
+    AUTH = "auth"
+    """The credential is missing, wrong or expired. Fix the key or the token."""
+    MODEL = "model"
+    """The model id is unknown or not served here. Fix the name; a backup model may answer."""
+    CONTEXT = "context"
+    """The prompt is too long for the model. Compact the history (``Conversation(...,
+    compact=True)``) or pick a model with a larger window."""
+    CONTENT = "content"
+    """A safety filter, a refusal or a blocked prompt. Change what is sent."""
+    INVALID = "invalid"
+    """Any other 4xx: a bug in the request. Read ``body`` for what the provider refused."""
     UNKNOWN = "unknown"
+    """Nothing told the kind apart. Read ``body`` and ``status``."""
 
 
 MALFORMED_KIND = ErrorKind.OVERLOAD
@@ -65,7 +90,15 @@ _NEVER_RETRY = frozenset(
 
 class Error(Exception):
     """Every error this library raises on purpose derives from this one, so
-    ``except pk.Error`` catches what the library means and lets a bug of the caller through."""
+    ``except pk.Error`` catches what the library means and lets a bug of the caller through.
+
+    ``cause`` is the exception behind it (the HTTP client's, the database's), kept here when
+    ``send`` cuts the printed chain short (see ``short_traceback``)."""
+
+    @property
+    def cause(self) -> BaseException | None:
+        kept: BaseException | None = self.__dict__.get("_cause")
+        return kept if kept is not None else self.__cause__
 
 
 class StepLimitReached(Error):
@@ -123,10 +156,6 @@ class ProviderError(Error):
             self.__cause__ = cause
 
     @property
-    def cause(self) -> BaseException | None:
-        return self.__cause__
-
-    @property
     def is_transient(self) -> bool:
         if self.should_retry is not None:
             return self.should_retry
@@ -172,3 +201,52 @@ def is_retryable(err: BaseException, max_wait: float = 60.0) -> bool:
     if err.retry_after is not None and err.retry_after > max_wait:
         return False
     return err.kind in _TRANSIENT
+
+
+# --------------------------------------------------------------------------- what a notebook prints
+
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_E = TypeVar("_E", bound=BaseException)
+
+
+def library_frame(frame: types.FrameType) -> bool:
+    """Is ``frame`` running this library's code?"""
+    return frame.f_code.co_filename.startswith(_LIBRARY)
+
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` without the library's frames: the caller's code and the code the library called
+    (a tool), in order."""
+    kept: list[types.TracebackType] = []
+    while tb is not None:
+        if not library_frame(tb.tb_frame):
+            kept.append(tb)
+        tb = tb.tb_next
+    out: types.TracebackType | None = None
+    for t in reversed(kept):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+def short_traceback(exc: _E) -> _E:
+    """``exc`` as a notebook should print it when it leaves ``send`` or ``resume``: the caller's
+    frames and the user's own code the library ran (a tool Stop landed in), none of the
+    library's, and no chained exceptions of an HTTP client or a database. Nothing is lost: the
+    full traceback is ``exc.full_traceback`` and the chained exception ``exc.cause``.
+
+    Re-raise the result from the public method (``raise short_traceback(exc)``): that frame is
+    the one library frame shown."""
+    full = exc.__traceback__
+    chained = exc.__cause__ if exc.__cause__ is not None else (None if exc.__suppress_context__ else exc.__context__)
+    try:
+        exc.full_traceback = full  # type: ignore[attr-defined]
+        if chained is not None:
+            if isinstance(exc, Error):
+                exc.__dict__.setdefault("_cause", chained)
+            elif not hasattr(exc, "cause"):
+                exc.cause = chained  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type that takes no attributes: print it as it is
+        return exc
+    exc.__cause__ = None
+    exc.__suppress_context__ = True
+    return exc.with_traceback(user_traceback(full))

@@ -11,6 +11,10 @@ import html
 from typing import Any
 
 from .messages import AssistantMessage, Message, ToolMessage, text_of
+from .text_calls import text_calls
+
+# what every view says of a finished turn whose server sent no usage (never a zero)
+USAGE_NOT_REPORTED = "not reported by the server"
 
 _STYLE = (
     "font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; line-height: 1.4;"
@@ -55,9 +59,19 @@ def turn_html(turn: Any, *, live: bool = False) -> str:
         footer.append(
             f"tokens: {u.input_tokens} in ({u.cached_input_tokens} cached), {u.output_tokens} out"
         )
+    elif turn.finished:
+        footer.append(f"tokens: {USAGE_NOT_REPORTED}")
     if footer:
         joined = " \u00b7 ".join(footer)
         parts.append(f'<div style="color:#999;font-size:11px">{_esc(joined)}</div>')
+    written = text_calls(m.content) if turn.finished and m.content else []
+    if written:
+        parts.append('<div class="pk-notice" data-kind="call_as_text" style="color:#997404;font-size:12px">'
+                     f"the model wrote a tool call as text ({_esc(written[0].form)}): the server did not turn it "
+                     "into a call, so it was not run</div>")
+    for n in getattr(turn, "notices", None) or ():
+        parts.append(f'<div class="pk-notice" data-kind="{_esc(n.kind)}" style="color:#997404;font-size:12px">'
+                     f"{_esc(n.text)}</div>")
     parts.append("</div>")
     return "".join(parts)
 

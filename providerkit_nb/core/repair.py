@@ -32,6 +32,16 @@ __all__ = [
     "INTERRUPTED_READ_ONLY",
     "INTERRUPTED_STOPPED",
     "INTERRUPTED_MAY_HAVE_RUN",
+    "LOST_READ_ONLY",
+    "LOST_MAY_HAVE_RUN",
+    "LOST_STOPPED",
+    "LOST_RECORDED",
+    "LOST_NOTED",
+    "LOST_SAFETY",
+    "interrupted_text",
+    "lost_why",
+    "lost_safety",
+    "read_only_tool",
     "InterruptedCall",
     "PendingCall",
     "Change",
@@ -53,6 +63,52 @@ INTERRUPTED_STOPPED = (
     "The user stopped this call while it was running, before it returned. What it did up to "
     "that moment is done and the rest did not run, so check its effect before calling it again."
 )
+
+# Why a call has no result, which decides what the model reads in its place (the one place this is
+# decided: repair, the views, the command line and a session written back all take it from here).
+LOST_READ_ONLY = "read_only"  # a tool that changes nothing: safe to call again
+LOST_MAY_HAVE_RUN = "may_have_run"  # any other tool: it may have partly run
+LOST_STOPPED = "stopped"  # the user stopped it while it ran (a Conversation's Stop)
+LOST_RECORDED = "recorded"  # the tool recorded its result; the model never saw it
+LOST_NOTED = "noted"  # a caller's own text (``repair_history(notes=...)``)
+
+# what the model reads, by why (LOST_RECORDED and LOST_NOTED carry their own text)
+_TOLD = {
+    LOST_READ_ONLY: INTERRUPTED_READ_ONLY,
+    LOST_MAY_HAVE_RUN: INTERRUPTED_MAY_HAVE_RUN,
+    LOST_STOPPED: INTERRUPTED_STOPPED,
+}
+# what every view says of such a call next to it, in a few words
+LOST_SAFETY = {
+    LOST_READ_ONLY: "read-only: it changed nothing, safe to call again",
+    LOST_MAY_HAVE_RUN: "not read-only: it may have partly run",
+    LOST_STOPPED: "stopped by the user while it ran",
+    LOST_RECORDED: "it ran: its tool recorded the result, which the model never saw",
+    LOST_NOTED: "answered with the text given for it",
+}
+
+
+def interrupted_text(read_only: bool) -> str:
+    """What the model reads for a call that never returned and that nobody stopped."""
+    return _TOLD[LOST_READ_ONLY if read_only else LOST_MAY_HAVE_RUN]
+
+
+def lost_safety(why: str, read_only: bool = False) -> str:
+    """What every view says of a call with no result, in a few words (``LOST_SAFETY``; a stopped
+    call also says whether its tool only reads)."""
+    said = LOST_SAFETY.get(why, LOST_SAFETY[LOST_MAY_HAVE_RUN])
+    if why == LOST_STOPPED:
+        said += ": its tool only reads, it changed nothing" if read_only else ": it may have partly run"
+    return said
+
+
+def lost_why(read_only: bool, note: str | None = None) -> str:
+    """Why a call has no result (``LOST_*``), from whether its tool only reads and the text a
+    caller gave for it (``INTERRUPTED_STOPPED`` means the user stopped it)."""
+    if note:
+        return next((why for why, text in _TOLD.items() if text == note), LOST_NOTED)
+    return LOST_READ_ONLY if read_only else LOST_MAY_HAVE_RUN
+
 
 # Why a tool message could not stay a result (these are also validate's rule ids).
 ORPHAN = "orphan_result"  # no call anywhere in the history has its id
@@ -89,6 +145,16 @@ class InterruptedCall:
     read_only: bool
     message_index: int  # index of the calling assistant message in the repaired history
     note: str  # the text the model reads in place of the missing result
+    why: str = LOST_MAY_HAVE_RUN  # LOST_*: what decided the note
+
+    @property
+    def safety(self) -> str:
+        """What every view says of this call, in a few words (``lost_safety``)."""
+        return lost_safety(self.why, self.read_only)
+
+    @property
+    def stopped(self) -> bool:
+        return self.why == LOST_STOPPED
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -319,7 +385,9 @@ def _close(
 # --------------------------------------------------------------------------- repair
 
 
-def _read_only(is_read_only: Callable[[str], bool] | None, name: str) -> bool:
+def read_only_tool(is_read_only: Callable[[str], bool] | None, name: str) -> bool:
+    """Whether the tool ``name`` only reads, as ``is_read_only`` says; a failing lookup (an
+    unknown tool) counts as not read-only. Repair and every view decide it here."""
     if is_read_only is None:
         return False
     try:
@@ -421,11 +489,12 @@ def _repair(
                     continue
                 ro = read_only.get(call.name)
                 if ro is None:
-                    ro = read_only[call.name] = _read_only(is_read_only, call.name)
-                text = told.get(call.id) or (INTERRUPTED_READ_ONLY if ro else INTERRUPTED_MAY_HAVE_RUN)
+                    ro = read_only[call.name] = read_only_tool(is_read_only, call.name)
+                why = lost_why(ro, told.get(call.id))
+                text = told.get(call.id) or _TOLD[why]
                 out.append(ToolMessage(send_id, call.name, text))
                 interrupted.append(
-                    InterruptedCall(send_id, call.id, call.name, call.arguments, ro, at, text)
+                    InterruptedCall(send_id, call.id, call.name, call.arguments, ro, at, text, why)
                 )
                 changes.append(
                     Change(

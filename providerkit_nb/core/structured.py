@@ -23,6 +23,7 @@ _T = TypeVar("_T")
 
 __all__ = [
     "JSON_WITH_TOOLS",
+    "JSON_FORMS",
     "JsonAnswer",
     "JsonFormat",
     "JsonReply",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 JSON_WITH_TOOLS = ("response_format", "prompt")
+# How an OpenAI wire can ask for JSON: OpenAI's json_schema; JSON mode with the schema inside it
+# (llama.cpp and llama-cpp-python enforce that one) or without; or the schema in the prompt only.
+JSON_FORMS = ("json_schema", "json_object_schema", "json_object", "prompt")
 
 _PROMPT_HEAD = "Respond with a single JSON object matching this schema. No prose, no code fence."
 _PROMPT_ANY = "Respond with a single JSON object. No prose, no code fence."
@@ -137,19 +141,30 @@ def is_strict_schema(node: Any) -> bool:
 class JsonRequest:
     """How one call asks an OpenAI wire for JSON: ``format`` is "json_schema", "json_object"
     or None (nothing in the request's format field), ``prompt`` the instruction appended after
-    the history, or None. JSON mode (json_object) needs the word JSON in what the model reads,
-    so it always comes with the prompt."""
+    the history, or None; ``schema_inside`` puts the schema in the json_object format field too
+    (where llama.cpp's and llama-cpp-python's servers read it). JSON mode (json_object) needs the
+    word JSON in what the model reads, so it always comes with the prompt."""
 
     format: str | None
     prompt: str | None
+    schema_inside: bool = False
 
 
-def json_request(fmt: JsonFormat, *, enforce_schema: bool, prompt_only: bool = False) -> JsonRequest:
+def json_request(
+    fmt: JsonFormat, *, enforce_schema: bool, prompt_only: bool = False, form: str | None = None
+) -> JsonRequest:
     """The one decision both OpenAI wires make for ``json=``: the schema enforced by the server
     when it can take one (``enforce_schema``) and there is a schema; else JSON mode plus the
-    instruction; ``prompt_only`` (tools with ``json_with_tools="prompt"``) the instruction alone."""
-    if prompt_only:
+    instruction; ``prompt_only`` (tools with ``json_with_tools="prompt"``) the instruction alone.
+    ``form`` (one of ``JSON_FORMS``) names the form outright, for a wire that negotiates it."""
+    if prompt_only or form == "prompt":
         return JsonRequest(None, fmt.prompt)
+    if form is not None:
+        if form not in JSON_FORMS:
+            raise ValueError(f"json form must be one of {JSON_FORMS}, got {form!r}")
+        if form == "json_schema" and fmt.schema is not None:
+            return JsonRequest("json_schema", None)
+        return JsonRequest("json_object", fmt.prompt, schema_inside=form == "json_object_schema" and fmt.schema is not None)
     if enforce_schema and fmt.schema is not None:
         return JsonRequest("json_schema", None)
     return JsonRequest("json_object", fmt.prompt)

@@ -15,10 +15,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from .json_input import JsonInputError, read_json
 from .messages import ImagePart, ToolCall, ToolMessage, _encode
+from .renamed import renamed_keywords
 
 __all__ = ["ToolDefinition", "Tool", "ToolOutput", "ToolResult", "ToolRegistry", "define_tool", "tool"]
 
@@ -69,6 +70,15 @@ class Tool:
     def definition(self) -> ToolDefinition:
         return ToolDefinition(self.name, self.description, self.input_schema)
 
+    if not TYPE_CHECKING:  # the 0.x spelling: it works, with a warning; a checker sees read_only
+
+        @property
+        def is_read_only(self) -> bool:
+            from .renamed import renamed
+
+            renamed("Tool.is_read_only", "Tool.read_only")
+            return self.read_only
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """A decorated function stays callable as itself; a defined tool takes its dict."""
         if self.func is not None:
@@ -76,6 +86,7 @@ class Tool:
         return self.run(*args, **kwargs)
 
 
+@renamed_keywords("define_tool", is_read_only="read_only")
 def define_tool(
     name: str,
     description: str,
@@ -200,6 +211,9 @@ class ToolResult:
     message: ToolMessage
     kind: str
     seconds: float = 0.0
+    # an exception raised in the tool: its traceback, the tool's own frames only (for a person:
+    # the live display and the call's mark show it; the model reads the one-line message)
+    traceback: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -219,6 +233,22 @@ def _result_text(value: Any) -> str:
         except (TypeError, ValueError):
             return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return str(value)
+
+
+TRACEBACK_LIMIT = 20_000  # characters of a tool's traceback kept (the end, where the error is)
+
+
+def _tool_traceback(error: BaseException) -> str:
+    """The traceback of an exception raised in a tool, as Python prints it, without the
+    library's frames around the tool (only what the tool's author wrote, and what it called)."""
+    import traceback
+
+    from .errors import user_traceback
+
+    text = "".join(traceback.format_exception(type(error), error, user_traceback(error.__traceback__)))
+    if len(text) > TRACEBACK_LIMIT:
+        text = f"[{len(text) - TRACEBACK_LIMIT} characters cut]\n" + text[-TRACEBACK_LIMIT:]
+    return text
 
 
 def _short(exc: BaseException) -> str:
@@ -277,6 +307,17 @@ class ToolRegistry:
         """For ``repair_history(is_read_only=...)``: an unknown tool counts as not read-only."""
         t = self._tools.get(name)
         return t.read_only if t is not None else False
+
+    def check_arguments(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        """What is wrong with ``arguments`` under the input schema of the tool ``name``, one
+        ``"<path>: <what>"`` per problem (empty: they fit; an unknown tool has no schema to
+        break). The same check ``invoke`` makes before a call runs."""
+        t = self._tools.get(name)
+        if t is None:
+            return []
+        from .tool_schema import check_value
+
+        return check_value(arguments, t.input_schema)
 
     def definitions(self, allow: Iterable[str] | None = None) -> list[ToolDefinition]:
         """Definitions in registration order (optionally only the names in ``allow``)."""
@@ -352,9 +393,7 @@ class ToolRegistry:
                 ),
                 "invalid_json",
             )
-        from .tool_schema import check_value
-
-        problems = check_value(args, t.input_schema)
+        problems = self.check_arguments(name, args)
         if problems:
             return ToolResult(
                 ToolMessage(
@@ -412,6 +451,7 @@ class ToolRegistry:
                 ToolMessage(cid, t.name, f"Error: {t.name} failed with {_short(error)}.{after}"),
                 "failed",
                 time.monotonic() - started,
+                _tool_traceback(error),
             )
         seconds = time.monotonic() - started
         value = outcome.value

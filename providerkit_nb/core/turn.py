@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
+from .html import USAGE_NOT_REPORTED
 from .messages import AssistantMessage, ReasoningItems, ToolCall
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "ReasoningItemsDelta",
     "UsageUpdate",
     "ModelInfo",
+    "Notice",
     "Finish",
     "Chunk",
     "Usage",
@@ -93,6 +95,32 @@ class ModelInfo:
 
 
 @dataclass(slots=True)
+class Notice:
+    """Something the reader of this turn must know about how it was asked for or answered: the
+    JSON form a server took, a tool choice it could not take, a forced call that was not made.
+    ``kind`` names it ("json_form", "tool_choice", "forced_call", ...), ``text`` says it in
+    words, ``value`` is the machine-readable part when there is one. Never part of the message."""
+
+    kind: str
+    text: str
+    value: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"kind": self.kind, "text": self.text}
+        if self.value is not None:
+            d["value"] = self.value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Notice | None:
+        """A stored notice, or None when it is not one (a record written by hand, damaged)."""
+        if not isinstance(d, dict) or not isinstance(d.get("kind"), str) or not isinstance(d.get("text"), str):
+            return None
+        value = d.get("value")
+        return cls(d["kind"], d["text"], value if isinstance(value, str) else None)
+
+
+@dataclass(slots=True)
 class Finish:
     """The wire's own end signal arrived; ``reason`` is one of FINISH_REASONS."""
 
@@ -107,6 +135,7 @@ Chunk = (
     | ReasoningItemsDelta
     | UsageUpdate
     | ModelInfo
+    | Notice
     | Finish
 )
 
@@ -173,7 +202,10 @@ class Usage:
 class Turn:
     """One assistant turn as the provider gave it: the message to save, plus its accounting.
 
-    ``finish_reason`` is None only on a snapshot of a turn that has not finished.
+    ``finish_reason`` is None only on a snapshot of a turn that has not finished. ``usage`` is
+    None when the server reported none (every view then says "not reported by the server", never
+    zero). ``notices`` are what the reader must know about how the turn was asked for and
+    answered (see ``Notice``); metadata, not part of the turn's data.
     ``shown_live`` is set by a live display that already drew it, so a cell ending in
     ``convo.send(...)`` shows the answer once (not part of the turn's data).
     """
@@ -182,28 +214,48 @@ class Turn:
     usage: Usage | None = None
     finish_reason: str | None = None
     model: str | None = None
+    notices: list[Notice] = field(default_factory=list, compare=False)
     shown_live: bool = field(default=False, repr=False, compare=False)
 
     @property
     def finished(self) -> bool:
         return self.finish_reason is not None
 
+    def notice(self, kind: str) -> Notice | None:
+        """The last notice of ``kind``, or None."""
+        return next((n for n in reversed(self.notices) if n.kind == kind), None)
+
+    def __repr__(self) -> str:
+        usage = repr(self.usage) if self.usage is not None else (
+            f"<{USAGE_NOT_REPORTED}>" if self.finished else "None"
+        )
+        bits = [f"message={self.message!r}", f"usage={usage}", f"finish_reason={self.finish_reason!r}",
+                f"model={self.model!r}"]
+        if self.notices:
+            bits.append(f"notices={self.notices!r}")
+        return f"Turn({', '.join(bits)})"
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "message": self.message.to_dict(),
             "usage": self.usage.to_dict() if self.usage is not None else None,
             "finish_reason": self.finish_reason,
             "model": self.model,
         }
+        if self.notices:
+            d["notices"] = [n.to_dict() for n in self.notices]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Turn:
         usage = d.get("usage")
+        notices = [n for n in (Notice.from_dict(x) for x in d.get("notices") or ()) if n is not None]
         return cls(
             message=AssistantMessage.from_dict(d["message"]),
             usage=Usage.from_dict(usage) if usage is not None else None,
             finish_reason=d.get("finish_reason"),
             model=d.get("model"),
+            notices=notices,
         )
 
     def _repr_html_(self) -> str:  # pragma: no cover - exercised by notebook views
@@ -255,6 +307,7 @@ class TurnAssembler:
         "usage",
         "finish_reason",
         "model",
+        "notices",
         "chunks",
         "_dispatch",
     )
@@ -271,6 +324,7 @@ class TurnAssembler:
         self.usage: Usage | None = None
         self.finish_reason: str | None = None
         self.model: str | None = None
+        self.notices: list[Notice] = []
         self.chunks = 0
         self._dispatch: dict[type, Callable[[Any], None]] = {
             TextDelta: self._on_text,
@@ -280,6 +334,7 @@ class TurnAssembler:
             ReasoningItemsDelta: self._on_items,
             UsageUpdate: self._on_usage,
             ModelInfo: self._on_model,
+            Notice: self.notices.append,
             Finish: self._on_finish,
         }
 
@@ -421,7 +476,7 @@ class TurnAssembler:
 
     def snapshot(self) -> Turn:
         """The turn so far, for display. Not a message to save unless ``finished``."""
-        return Turn(self._message(strict=False), self.usage, self._finish_reason(), self.model)
+        return Turn(self._message(strict=False), self.usage, self._finish_reason(), self.model, list(self.notices))
 
     def turn(self) -> Turn:
         """The finished turn. Raises if the end signal never came."""
@@ -429,7 +484,7 @@ class TurnAssembler:
             raise ProviderError(
                 "stream", ErrorKind.NETWORK, "the stream ended before the turn did"
             )
-        return Turn(self._message(strict=True), self.usage, self._finish_reason(), self.model)
+        return Turn(self._message(strict=True), self.usage, self._finish_reason(), self.model, list(self.notices))
 
 
 def _attach_partial(exc: BaseException, asm: TurnAssembler) -> None:

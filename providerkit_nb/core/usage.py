@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ErrorKind, ProviderError
+from .renamed import CallableNumber, renamed, renamed_init_keywords, renamed_keywords
 from .turn import Usage
 
 __all__ = ["Rate", "cost_usd", "add_usage", "subtract_usage", "UsageTracker", "BudgetExceeded"]
@@ -106,6 +107,7 @@ def subtract_usage(a: Usage, b: Usage) -> Usage:
     )
 
 
+@renamed_init_keywords(max_usd="budget_usd")  # UsageTracker(max_usd=) of 0.x still works
 @dataclass(slots=True)
 class UsageTracker:
     """Running totals for a session: tokens, cost and what the cache saved.
@@ -113,6 +115,8 @@ class UsageTracker:
     ``add(usage, rate)`` prices with ``rate`` when given, else counts the provider's reported
     bill (or nothing). ``subtract`` undoes an ``add`` (a rolled-back turn), clamping at 0.
     ``budget_usd`` is an optional budget: ``is_over_budget()`` is true once ``cost_usd`` reaches it.
+    ``unreported`` counts finished turns whose server reported no usage (``add_unreported``):
+    their tokens and cost are unknown, never zero, so the totals cover only the other turns.
     """
 
     rate: Rate | Mapping[str, float] | None = None  # the default for add() without one
@@ -122,11 +126,13 @@ class UsageTracker:
     savings_usd: float = 0.0
     calls: int = 0
     last: Usage | None = None
+    unreported: int = 0
 
     def __post_init__(self) -> None:
         self.rate = Rate.coerce(self.rate)
         if self.budget_usd is not None and (not math.isfinite(self.budget_usd) or self.budget_usd < 0):
             raise ValueError(f"budget_usd must be a finite number >= 0, got {self.budget_usd!r}")
+        self.cost_usd = CallableNumber(self.cost_usd)
 
     def _priced(self, usage: Usage, rate: Rate | Mapping[str, float] | None) -> tuple[float, float]:
         r = Rate.coerce(rate) if rate is not None else self.rate
@@ -142,22 +148,33 @@ class UsageTracker:
             return self
         cost, saved = self._priced(usage, rate)
         self.totals = add_usage(self.totals, usage)
-        self.cost_usd += cost
+        self.cost_usd = CallableNumber(self.cost_usd + cost)
         self.savings_usd += saved
         self.calls += 1
         self.last = usage
         return self
+
+    def add_unreported(self) -> UsageTracker:
+        """A finished turn whose server reported no usage."""
+        self.unreported += 1
+        return self
+
+    @property
+    def reported(self) -> bool:
+        """Did every turn counted report its usage (so the totals are the whole)?"""
+        return self.unreported == 0
 
     def subtract(self, usage: Usage | None, rate: Rate | Mapping[str, float] | None = None) -> UsageTracker:
         if usage is None:
             return self
         cost, saved = self._priced(usage, rate)
         self.totals = subtract_usage(self.totals, usage)
-        self.cost_usd = max(0.0, self.cost_usd - cost)
+        self.cost_usd = CallableNumber(max(0.0, self.cost_usd - cost))
         self.savings_usd = max(0.0, self.savings_usd - saved)
         self.calls = max(0, self.calls - 1)
         return self
 
+    @renamed_keywords("UsageTracker.is_over_budget", max_usd="budget_usd")
     def is_over_budget(self, budget_usd: float | None = None) -> bool:
         """Has the cost reached ``budget_usd`` (default: the tracker's own budget)? Never
         true without a budget."""
@@ -172,10 +189,40 @@ class UsageTracker:
 
     def reset(self) -> None:
         self.totals = Usage()
-        self.cost_usd = self.savings_usd = 0.0
+        self.cost_usd = CallableNumber(0.0)
+        self.savings_usd = 0.0
         self.calls = 0
+        self.unreported = 0
         self.last = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": self.cost_usd,
-                "cache_savings_usd": self.savings_usd, "budget_usd": self.budget_usd}
+        return {**self.totals.to_dict(), "calls": self.calls, "cost_usd": float(self.cost_usd),
+                "cache_savings_usd": self.savings_usd, "budget_usd": self.budget_usd,
+                "not_reported_turns": self.unreported}
+
+    if not TYPE_CHECKING:  # the 0.x spellings: they work, with a warning; a checker sees the new ones
+
+        @property
+        def cost(self) -> float:
+            renamed("UsageTracker.cost", "UsageTracker.cost_usd")
+            return float(self.cost_usd)
+
+        @property
+        def savings(self) -> float:
+            renamed("UsageTracker.savings", "UsageTracker.savings_usd")
+            return self.savings_usd
+
+        def cache_savings_usd(self) -> float:
+            renamed("UsageTracker.cache_savings_usd()", "UsageTracker.savings_usd")
+            return self.savings_usd
+
+        @property
+        def max_usd(self) -> float | None:
+            renamed("UsageTracker.max_usd", "UsageTracker.budget_usd")
+            return self.budget_usd
+
+        @max_usd.setter
+        def max_usd(self, value: float | None) -> None:
+            renamed("UsageTracker.max_usd", "UsageTracker.budget_usd")
+            self.budget_usd = value
+

@@ -5,8 +5,10 @@ The SDK's client is async; a notebook cell is not (and must not need ``await`` o
 on it holds the transport and the ``ClientSession`` open (anyio wants a context entered and left
 in the same task), and each call is a coroutine handed to that loop while the caller's thread
 waits, at most ``timeout`` seconds. A server that died is started again on the next call;
-``close()``, the end of a ``with`` block, interpreter exit and a kernel shutdown end it (and a
-killed kernel closes the child's stdin, on which an MCP stdio server exits).
+``close()``, the end of a ``with`` block, interpreter exit and a kernel shutdown end it. A stdio
+server is started through ``transport.child_process``: when this process dies without closing it
+(kill -9, a kernel restart, a crash), the server and what it started are killed at once, not
+left to finish the call it was running.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import logging
 import os
 import shlex
 import tempfile
@@ -28,6 +31,12 @@ from ..core.errors import Error
 __all__ = ["MCPServerError", "ServerConnection", "CallFailure"]
 
 _GRACE = 5.0  # seconds past `timeout` before the caller stops waiting for the loop itself
+_STDERR_LINES = 12  # lines of a server's stderr shown when it fails to start
+
+# The SDK logs a line it cannot parse with its traceback; with no logging configured Python
+# prints that on stderr. It is reported as this library's error instead (``_on_message``), so
+# the SDK's records go only where the user's own logging configuration sends them.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 class MCPServerError(Error, RuntimeError):
@@ -54,6 +63,21 @@ def _leaf(exc: Exception) -> Exception:
             break
         exc = inner
     return exc
+
+
+def _unparsed(exc: Exception) -> str:
+    """What the server wrote that could not be read: the line itself when the parser kept it
+    (pydantic's ValidationError does), else the parser's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            line = errors()[0].get("input")
+        except (TypeError, ValueError, IndexError, AttributeError):
+            line = None
+        if isinstance(line, str | bytes):
+            return f"it wrote {str(line)[:200]!r} to stdout"
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
 
 
 def _argv(server: str | Sequence[str]) -> list[str]:
@@ -101,6 +125,7 @@ class ServerConnection:
         self._inflight: dict[concurrent.futures.Future[Any], str] = {}
         self._protocol_error: str | None = None
         self._errlog: Any = None
+        self._starting: concurrent.futures.Future[Any] | None = None  # the handshake under way
         _OPEN.add(self)
 
     # naming ----------------------------------------------------------------
@@ -110,18 +135,34 @@ class ServerConnection:
         """How messages name this server: its own name and where it runs."""
         return f"'{self.name}' ({self.label})" if self.name else f"({self.label})"
 
-    def _stderr_tail(self) -> str:
+    def _stderr_text(self, size: int) -> str:
+        """The last ``size`` bytes the server wrote to stderr (stripped)."""
         f = self._errlog
         if f is None:
             return ""
         try:
             f.flush()
-            size = f.seek(0, os.SEEK_END)
-            f.seek(max(0, size - 600))
-            tail = f.read().decode("utf-8", "replace").strip()
+            end = f.seek(0, os.SEEK_END)
+            f.seek(max(0, end - size))
+            return str(f.read().decode("utf-8", "replace").strip())
         except (OSError, ValueError):
             return ""
+
+    def _stderr_tail(self) -> str:
+        """The server's last words on stderr, on one line (for a tool result the model reads)."""
+        tail = self._stderr_text(600)
         return f" Its last words on stderr: {tail[-400:]!r}." if tail else ""
+
+    def _stderr_lines(self, n: int = _STDERR_LINES) -> str:
+        """The server's last ``n`` lines on stderr, indented, for an error a person reads (a
+        start failure: usually the server's own traceback or usage message)."""
+        if self._errlog is None:  # not a stdio child: no stderr of its own to show
+            return ""
+        lines = [ln.rstrip() for ln in self._stderr_text(8192).splitlines() if ln.strip()][-n:]
+        if not lines:
+            return " It wrote nothing to stderr."
+        shown = "\n".join(f"    | {ln[:300]}" for ln in lines)
+        return f" Its last lines on stderr:\n{shown}"
 
     # the loop --------------------------------------------------------------
 
@@ -157,9 +198,11 @@ class ServerConnection:
                 else:
                     from mcp import StdioServerParameters, stdio_client
 
-                    params = StdioServerParameters(
-                        command=self.argv[0], args=self.argv[1:], env=self.env or None
-                    )
+                    from ..transport.child_process import dies_with_this_process
+
+                    # through the launcher: the server dies with this process, even on SIGKILL
+                    argv = dies_with_this_process(self.argv, self.env or None)
+                    params = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env or None)
                     streams = await stack.enter_async_context(stdio_client(params, errlog=self._errlog))
                 session = await stack.enter_async_context(
                     ClientSession(
@@ -203,8 +246,13 @@ class ServerConnection:
     async def _on_message(self, message: Any) -> None:
         """The transport hands over what it could not parse: fail the calls waiting on it now."""
         if isinstance(message, Exception):
-            text = str(message).splitlines()[0] if str(message) else type(message).__name__
-            self._protocol_error = f"it sent a message that is not valid JSON-RPC ({text[:200]})"
+            self._protocol_error = f"it sent a message that is not valid JSON-RPC ({_unparsed(message)})"
+            starting = self._starting
+            if starting is not None and not starting.done():  # fail the handshake now, not at its timeout
+                try:
+                    starting.set_exception(MCPServerError(self._protocol_error))
+                except concurrent.futures.InvalidStateError:
+                    pass
             for fut in list(self._inflight):
                 self._inflight[fut] = "protocol"
                 fut.cancel()
@@ -222,6 +270,7 @@ class ServerConnection:
                 self._errlog = tempfile.TemporaryFile()
             self._protocol_error = None
             ready: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            self._starting = ready
             self._runner = asyncio.run_coroutine_threadsafe(self._hold(ready), loop)
             try:
                 init, tools = ready.result(self.timeout + _GRACE)
@@ -230,7 +279,7 @@ class ServerConnection:
                 raise MCPServerError(
                     f"MCP server {self.title} did not finish the handshake within {self.timeout:g} s. "
                     "Check that the command starts an MCP server (over stdio it must write only "
-                    "JSON-RPC to stdout), or raise timeout=." + self._stderr_tail()
+                    "JSON-RPC to stdout), or raise timeout=." + self._stderr_lines()
                 ) from None
             except Exception as exc:
                 self._teardown()
@@ -246,27 +295,31 @@ class ServerConnection:
 
         exc = _leaf(exc)
         what = f"{type(exc).__name__}: {exc}".strip()
-        if isinstance(exc, MCPError) and exc.code == -32001:
-            return (
-                f"MCP server {self.title} did not answer the handshake within {self.timeout:g} s. "
-                "Check that the command starts an MCP server (over stdio it must write only "
-                "JSON-RPC to stdout), or raise timeout=." + self._stderr_tail()
-            )
-        if isinstance(exc, MCPError):
-            return (
-                f"MCP server {self.title} closed the connection during the handshake ({what}). "
-                "Check that the command runs on its own in a terminal." + self._stderr_tail()
-            )
         if isinstance(exc, OSError):
             return (
                 f"MCP server {self.title} could not be started ({what}). Check the command and "
                 "that the program is installed."
             )
         if self._protocol_error:
-            return f"MCP server {self.title}: {self._protocol_error}. It is not usable as an MCP server."
+            return (
+                f"MCP server {self.title}: {self._protocol_error} during the handshake. Over stdio "
+                "a server must write only JSON-RPC to stdout (its logs go to stderr); it is not "
+                "usable as an MCP server." + self._stderr_lines()
+            )
+        if isinstance(exc, MCPError) and exc.code == -32001:
+            return (
+                f"MCP server {self.title} did not answer the handshake within {self.timeout:g} s. "
+                "Check that the command starts an MCP server (over stdio it must write only "
+                "JSON-RPC to stdout), or raise timeout=." + self._stderr_lines()
+            )
+        if isinstance(exc, MCPError):
+            return (
+                f"MCP server {self.title} exited or closed the connection during the handshake "
+                f"({what}). Check that the command runs on its own in a terminal." + self._stderr_lines()
+            )
         return (
             f"MCP server {self.title} could not be used ({what[:300]}). Check the command or URL "
-            "and that it speaks MCP." + self._stderr_tail()
+            "and that it speaks MCP." + self._stderr_lines()
         )
 
     def _teardown(self) -> None:

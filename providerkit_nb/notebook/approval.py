@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..conversation.approval import Decision, ask_stdin
+from ..conversation.approval import Check, Decision, ask_stdin
 from ..core.messages import ToolCall
 
 __all__ = ["ApprovalWidget", "ask_widget", "ask_interactive"]
@@ -44,12 +44,23 @@ def _pretty(arguments: str) -> str:
 
 class ApprovalWidget:
     """One question about one call. Drive it from Python (``approve()``, ``deny()``,
-    ``edit()`` then ``editor.value = ...`` and ``submit_edit()``) or by clicking."""
+    ``edit()`` then ``editor.value = ...`` and ``submit_edit()``) or by clicking.
 
-    def __init__(self, call: ToolCall, on_decide: Callable[[Decision], Any] | None = None, hints: str = "") -> None:
+    ``check`` names what is wrong with edited arguments (the tool's input schema): an edit that
+    is not a JSON object, or does not fit, is refused in the box with the reason shown under
+    the editor, and the question stays open until it is fixed (or denied)."""
+
+    def __init__(
+        self,
+        call: ToolCall,
+        on_decide: Callable[[Decision], Any] | None = None,
+        hints: str = "",
+        check: Check | None = None,
+    ) -> None:
         self.call = call
         self.decision: Decision | None = None
         self.on_decide = on_decide
+        self.check = check
         pretty = _pretty(call.arguments)
         self.header = w.HTML(
             value=(
@@ -71,8 +82,11 @@ class ApprovalWidget:
         self.edit_button = w.Button(description="Edit arguments", icon="edit")
         self.editor = w.Textarea(value=pretty, layout=w.Layout(width="95%", height="8em", display=_HIDDEN))
         self.run_edited_button = w.Button(
-            description="Run with these arguments", button_style="warning", layout=w.Layout(display=_HIDDEN)
+            description="Run with these arguments", button_style="warning",
+            layout=w.Layout(display=_HIDDEN, width="fit-content"),
         )
+        self.edit_problems = w.HTML(value="")  # why the last edit was refused, under the editor
+        self.edit_problems.add_class("pk-approval-edit-problems")
         self.status = w.Label(value="waiting for your answer")
         self.status.add_class("pk-approval-status")
         self.root = w.VBox(
@@ -82,6 +96,7 @@ class ApprovalWidget:
                 self.arguments_html,
                 w.HBox([self.approve_button, self.deny_button, self.edit_button]),
                 self.editor,
+                self.edit_problems,
                 self.run_edited_button,
                 self.status,
             ],
@@ -116,16 +131,33 @@ class ApprovalWidget:
             self.run_edited_button.layout.display = None
 
     def submit_edit(self) -> None:
-        """Run with the edited arguments, if they are a JSON object; else say what is wrong."""
+        """Run with the edited arguments if they are a JSON object that fits the tool's schema;
+        else say what is wrong and keep the question open."""
         try:
             value = json.loads(self.editor.value)
         except ValueError as exc:
-            self.status.value = f"not JSON ({exc}): fix the arguments and press the button again"
+            self._refuse(f"not JSON ({exc})", [])
             return
         if not isinstance(value, dict):
-            self.status.value = "the arguments must be a JSON object: fix them and press the button again"
+            self._refuse(f"the arguments must be a JSON object, not {type(value).__name__}", [])
             return
+        problems = self.check(value) if self.check is not None else []
+        if problems:
+            self._refuse(f"these arguments do not fit the input schema of {self.call.name}", problems)
+            return
+        self.edit_problems.value = ""
         self._decide(Decision("edit", value), "edited")
+
+    def _refuse(self, why: str, problems: list[str]) -> None:
+        if self.decision is not None:
+            return  # answered already: nothing to fix
+        items = "".join(f"<li><code>{html.escape(p)}</code></li>" for p in problems)
+        self.edit_problems.value = (
+            f'<div style="color:#b02a37"><b>Not run:</b> {html.escape(why)}'
+            + (f'<ul style="margin:2px 0">{items}</ul>' if items else "")
+            + "</div>"
+        )
+        self.status.value = f"{why}: fix the arguments and press the button again"
 
     def _decide(self, decision: Decision, text: str) -> None:
         if self.decision is not None:
@@ -191,14 +223,20 @@ def _supply_kernel_iteration() -> None:
             msg = socket.recv_multipart(zmq.NOBLOCK, copy=False)
         except zmq.Again:
             return
-        await kernel.dispatch_shell(msg, subshell_id=None, concurrent=True)
+        # Not ``concurrent=True``: that skips the busy/idle status of the message, and the
+        # browser's widget manager sends a model's next state update only once the kernel said
+        # idle for its last one. Without it, the editor's first change arrived and every later
+        # one waited forever: a fixed edit was never seen, and the box stopped answering.
+        cell = kernel.get_parent("shell")
+        await kernel.dispatch_shell(msg, subshell_id=None)
+        kernel._publish_status("busy", "shell", parent=cell)  # the cell itself still runs
 
     kernel.do_one_iteration = do_one_iteration
 
 
-def ask_widget(call: ToolCall, hints: str = "") -> Decision:
+def ask_widget(call: ToolCall, hints: str = "", check: Check | None = None) -> Decision:
     """Show the question under the running cell and block until it is answered."""
-    widget = ApprovalWidget(call, hints=hints)
+    widget = ApprovalWidget(call, hints=hints, check=check)
     _display(widget.root)
     decision = widget.wait()
     if decision.action != "deny":
@@ -208,9 +246,9 @@ def ask_widget(call: ToolCall, hints: str = "") -> Decision:
     return decision
 
 
-def ask_interactive(call: ToolCall, hints: str = "") -> Decision:
+def ask_interactive(call: ToolCall, hints: str = "", check: Check | None = None) -> Decision:
     """approve="ask": in a notebook the widget (blocking on its clicks), anywhere else a prompt
-    on stdin."""
+    on stdin; either refuses an edit that ``check`` finds wrong."""
     from .live import in_notebook
 
-    return ask_widget(call, hints) if in_notebook() else ask_stdin(call, hints=hints)
+    return ask_widget(call, hints, check) if in_notebook() else ask_stdin(call, hints=hints, check=check)

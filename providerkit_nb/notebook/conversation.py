@@ -41,7 +41,7 @@ class Conversation(conversation.Conversation):
         from .approval import ask_interactive
 
         self._live.question(call)  # the box goes where the call is, not below the whole send
-        return ask_interactive(call, hints=hints_of(self.tools, call.name))
+        return ask_interactive(call, hints=hints_of(self.tools, call.name), check=self.approval.check(call))
 
     def view(self) -> HistoryView:
         """A widget: the history before and after repair, and the interrupted calls."""

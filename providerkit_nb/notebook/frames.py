@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..core.html import preview
+from ..core.html import USAGE_NOT_REPORTED, preview
 from ..core.messages import AssistantMessage, Message, ToolMessage, ensure_messages, text_of
 from ..core.repair import Repaired
 
@@ -182,7 +182,10 @@ def turns_frame(
     ``source`` is a Conversation (its streamed turns with timings) or a list of Turns.
     ``prices`` maps a model to USD per million tokens: ``{"input", "cached_input", "output",
     "cache_write"}``; without one, a Conversation's own ``rate`` (its ``usage`` tracker's)
-    prices every turn; a provider-reported cost wins when there is one.
+    prices every turn; a provider-reported cost wins when there is one. A turn whose server
+    reported no usage has no token counts and no cost (unknown, never zero) and its ``usage``
+    column says so; ``notes`` holds what the turn's notices say (the JSON form a server took,
+    a forced call that was not made).
     """
     default_rate = getattr(getattr(source, "usage", None), "rate", None)
     records = getattr(source, "records", None)
@@ -201,6 +204,8 @@ def turns_frame(
             "output_tokens": u.output_tokens if u else None,
             "reasoning_tokens": u.reasoning_tokens if u else None,
             "cost_usd": _cost(t, prices, default_rate),
+            "usage": _usage_said(t, rec),
+            "notes": "; ".join(n.text for n in getattr(t, "notices", None) or ()),
         }
         if rec is not None:
             row.update(
@@ -217,6 +222,15 @@ def turns_frame(
     return pd.DataFrame(rows)
 
 
+def _usage_said(turn: Any, rec: Any) -> str:
+    """Why a turn has no token counts, in words ("" when it has them)."""
+    if turn.usage is not None:
+        return ""
+    if getattr(rec, "error", None) or not turn.finished:
+        return "none (the turn did not finish)"
+    return USAGE_NOT_REPORTED
+
+
 def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None, default_rate: Any = None) -> float | None:
     from ..core.usage import cost_usd
 
@@ -230,7 +244,9 @@ def _cost(turn: Any, prices: Mapping[str, Mapping[str, float]] | None, default_r
 
 def usage_frame(source: Any) -> pd.DataFrame:
     """One row of session totals from a Conversation (or a ``UsageTracker``): calls, tokens,
-    cost, what the cache saved, and the budget left when there is one."""
+    cost, what the cache saved, and the budget left when there is one. Turns whose server
+    reported no usage are counted in ``usage``; when no turn reported any, the totals are None
+    (unknown), never zero."""
     tracker = getattr(source, "usage", source)
     if not hasattr(tracker, "totals"):
         raise TypeError(f"usage_frame takes a Conversation or a UsageTracker, got {type(source).__name__}")
@@ -240,6 +256,15 @@ def usage_frame(source: Any) -> pd.DataFrame:
     row["cache_savings_usd"] = round(tracker.savings_usd, 8)
     row["budget_usd"] = tracker.budget_usd
     row["budget_left_usd"] = None if tracker.budget_usd is None else round(max(0.0, tracker.budget_usd - tracker.cost_usd), 8)
+    unreported = getattr(tracker, "unreported", 0)
+    if unreported and not tracker.calls:  # nothing known: unknown, never zero
+        for k in ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens", "cost_usd",
+                  "cache_savings_usd", "budget_left_usd"):
+            row[k] = None
+    row["usage"] = "" if not unreported else (
+        f"{USAGE_NOT_REPORTED} for {unreported} of {unreported + tracker.calls} turn(s)"
+        + (": the totals cover the others" if tracker.calls else "")
+    )
     return pd.DataFrame([row])
 
 

@@ -68,7 +68,7 @@ class Inspection(_analysis.Inspection):
     def _repr_html_(self) -> str:
         from ..viewer import page_of, static_html
 
-        return static_html(page_of(self, title=self.title, max_chars=20_000, anchor=f"i{id(self) % 1_000_000}-"))
+        return static_html(page_of(self, title=self.title, max_chars=20_000), prefix=f"i{id(self) % 1_000_000}-")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The widget, plus static HTML and text a saved or exported notebook keeps."""

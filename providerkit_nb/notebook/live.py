@@ -20,7 +20,7 @@ from ..core.turn import TurnAssembler
 
 _MIN_INTERVAL = 0.1
 
-_COLOURS = {"running": "#6c757d", "done": "#198754", "stopped": "#b02a37", "denied": "#b02a37",
+_COLOURS = {"running": "#6c757d", "done": "#198754", "stopped": "#b02a37", "denied": "#b02a37", "interrupted": "#997404",
             "failed": "#b02a37", "timeout": "#b02a37", "late": "#997404"}
 
 
@@ -100,7 +100,7 @@ class NotebookLive(Live):
         self._current = ""
         self._draw()
 
-    def tool(self, call: ToolCall, status: str, result: str | None = None) -> None:
+    def tool(self, call: ToolCall, status: str, result: str | None = None, *, traceback: str | None = None) -> None:
         colour = _COLOURS.get(status, "#6c757d")
         line = (
             f'<div class="pk-tool" data-status="{html.escape(status)}" style="margin:2px 0">'
@@ -111,6 +111,13 @@ class NotebookLive(Live):
             line += (
                 '<pre class="pk-tool-result" style="margin:2px 0 2px 1em;white-space:pre-wrap;'
                 f'font-size:90%">{html.escape(preview(result))}</pre>'
+            )
+        if traceback:  # the tool raised: its own traceback, for the person (the model reads the line above)
+            line += (
+                '<details class="pk-tool-traceback" open style="margin:0 0 2px 1em">'
+                "<summary><small>traceback of the tool</small></summary>"
+                '<pre style="margin:2px 0;white-space:pre-wrap;font-size:85%;color:#b02a37">'
+                f"{html.escape(traceback)}</pre></details>"
             )
         line += "</div>"
         if status == "running":

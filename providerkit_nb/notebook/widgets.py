@@ -26,7 +26,11 @@ from ..viewer import (
     build_page,
     findings_html,
     focus_rows,
+    headline,
+    highlight,
+    page_of,
     rows_html,
+    scoped,
     static_html,
     text_summary,
 )
@@ -81,8 +85,8 @@ class _SettleRow:
         self.call = call
         self.label = w.HTML(
             value=(
-                f"<code>{html.escape(call.name)}</code> <small>call id {html.escape(call.id)}: may have partly run"
-                f"</small><pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0'>"
+                f"<code>{html.escape(call.name)}</code> <small>call id {html.escape(call.id)}: "
+                f"{html.escape(call.safety)}</small><pre style='white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0'>"
                 f"{html.escape(call.arguments)}</pre>"
             )
         )
@@ -113,8 +117,12 @@ class HistoryView:
     ``source`` is a list of messages (or canonical dicts) or a Conversation; with a
     Conversation the Resume button continues it, Repair reads its store again first, and each
     interrupted call that may have run gets three actions (it ran / run it now / leave it to
-    the model), saved to the store. ``problems`` (from ``validate_history`` or ``inspect``) are
-    listed above the tables.
+    the model), saved to the store. ``problems`` (from ``validate_history`` or ``inspect``; for a
+    plain list, what ``validate_history`` finds) are listed above the tables.
+
+    A Conversation's view shows the Inspection ``pk.inspect(convo)`` shows, and the view of an
+    inspection shows that inspection's repair (never a second one with other read-only
+    knowledge): one text and one count in every view.
     """
 
     def __init__(
@@ -127,21 +135,31 @@ class HistoryView:
         inspection: Any = None,
     ) -> None:
         self.conversation = source if hasattr(source, "resume") and hasattr(source, "store") else None
+        self.inspection = inspection  # the source's markers, skipped counts, warnings, details
+        self.is_read_only = is_read_only
         if self.conversation is not None:
-            self._messages: list[Message] = self.conversation.messages
             self.is_read_only = is_read_only or self.conversation.is_read_only
-            preview: Repaired = self.conversation.repaired
+            self.inspection = self._inspect_conversation()
+            self._messages: list[Message] = self.inspection.messages
+            preview: Repaired = self.inspection.repaired
+        elif inspection is not None and getattr(inspection, "repaired", None) is not None:
+            self._messages = list(inspection.messages)
+            preview = inspection.repaired  # the inspection's own decision about every lost call
         else:
             self._messages = ensure_messages(source)
-            self.is_read_only = is_read_only
             preview = repair_history(self._messages, is_read_only=self.is_read_only)
         self._preview = preview  # what repair would touch: where the default selection looks
-        self.problems = list(problems or [])
-        self.inspection = inspection  # the source's markers, skipped counts, warnings, details
-        self.title_text = title or ""
+        if problems is None and self.inspection is None:  # a plain list: its problems, so its count is true
+            from ..core.validate import validate_history
+
+            problems = validate_history(self._messages)
+        self.problems = list(problems if problems is not None else getattr(self.inspection, "problems", None) or [])
+        self.title_text = title or getattr(self.inspection, "title", None) or ""
         self.repaired: Repaired | None = None
         self.page = 0
+        self.match: int | None = None  # the search's current match, counted over the selected rows
         self.settle_rows: dict[str, _SettleRow] = {}
+        self._key = f"{id(self) % 1_000_000}"  # scopes the ids of this view's HTML (and of its static twin)
 
         self.title = w.HTML(value=f"<style>{CSS}</style>")
         compact = {"style": {"description_width": "initial"}, "layout": w.Layout(width="auto")}
@@ -156,6 +174,11 @@ class HistoryView:
         )
         self.prev_button = w.Button(description="\u25c0 page", layout=w.Layout(width="auto"))
         self.next_button = w.Button(description="page \u25b6", layout=w.Layout(width="auto"))
+        self.match_prev = w.Button(description="\u25b2 match", layout=w.Layout(width="auto"),
+                                   tooltip="the previous match of the search")
+        self.match_next = w.Button(description="match \u25bc", layout=w.Layout(width="auto"),
+                                   tooltip="the next match of the search (the cards start at its message)")
+        self.match_label = w.Label(value="")
         self.page_label = w.Label(value="")
         self.status = w.Label(value="")
         self.findings = w.HTML(value="")
@@ -178,7 +201,8 @@ class HistoryView:
                 self.actions,
                 self.asks,
                 self.live,
-                w.HBox([self.search, self.show, self.role, self.kind], layout=w.Layout(flex_flow="row wrap")),
+                w.HBox([self.search, self.match_prev, self.match_next, self.match_label, self.show, self.role, self.kind],
+                       layout=w.Layout(flex_flow="row wrap", align_items="center")),
                 w.HBox([self.prev_button, self.page_label, self.next_button, self.status],
                        layout=w.Layout(flex_flow="row wrap", align_items="center")),
                 self.cards,
@@ -187,7 +211,9 @@ class HistoryView:
             ]
         )
         self.root.add_class("pk-view")
-        self.search.observe(lambda _change: self.go_to(0), names="value")
+        self.search.observe(lambda _change: self._new_search(), names="value")
+        self.match_prev.on_click(lambda _b: self.step(-1))
+        self.match_next.on_click(lambda _b: self.step(1))
         for control in (self.show, self.role, self.kind):
             control.observe(lambda _change: self.go_to(0), names="value")
         self.repair_button.on_click(lambda _b: self.repair())
@@ -236,22 +262,29 @@ class HistoryView:
         r = self.repaired or self._preview
         key = (id(self._messages), len(self._messages), id(r))
         if getattr(self, "_page_key", None) != key:
-            i = self.inspection
-            self._page = build_page(
-                self._messages, r, self.problems,
-                title=self.title_text or f"{len(self._messages)} messages",
-                source_format=getattr(i, "format", None),
-                markers=getattr(i, "markers", ()) or (),
-                skipped=getattr(i, "skipped", None),
-                warnings=getattr(i, "warnings", ()) or (),
-                pending=getattr(i, "pending_approval", ()) or (),
-                abandoned=getattr(i, "abandoned", ()) or (),
-                details=getattr(i, "details", None),
-                max_chars=CARD_CHARS,
-                anchor=f"v{id(self) % 1_000_000}-",  # several views on one notebook page
-            )
+            title = self.title_text or f"{len(self._messages)} messages"
+            if self.inspection is not None and getattr(self.inspection, "repaired", None) is r:
+                self._page = page_of(self.inspection, title=title, max_chars=CARD_CHARS)
+            else:
+                i = self.inspection
+                self._page = build_page(
+                    self._messages, r, self.problems, title=title,
+                    source_format=getattr(i, "format", None),
+                    markers=getattr(i, "markers", ()) or (),
+                    skipped=getattr(i, "skipped", None),
+                    warnings=getattr(i, "warnings", ()) or (),
+                    pending=getattr(i, "pending_approval", ()) or (),
+                    abandoned=getattr(i, "abandoned", ()) or (),
+                    details=getattr(i, "details", None),
+                    max_chars=CARD_CHARS,
+                )
             self._page_key = key
         return self._page
+
+    def _inspect_conversation(self) -> Any:
+        from ..transcripts.inspection import conversation_inspection
+
+        return conversation_inspection(self.conversation)
 
     def card_rows(self) -> list[int]:
         """Rows of ``page()`` the filters and the search select, before paging."""
@@ -269,19 +302,53 @@ class HistoryView:
         return [k for k in rows if (role == "all" or page.rows[k].role == role) and (not q or q in page.rows[k].text)]
 
     @property
+    def id_prefix(self) -> str:
+        """What this view puts before every id of its cards (its static twin uses another)."""
+        return f"w{self._key}-"
+
+    @property
     def pages(self) -> int:
         return max(1, -(-len(self.card_rows()) // PAGE_ROWS))
+
+    def matches(self) -> list[tuple[int, int]]:
+        """(row, matches in it) for each selected row the search finds, in order."""
+        q = self.search.value.strip().lower()
+        if not q:
+            return []
+        page = self.cards_page()
+        return [(k, page.rows[k].text.count(q)) for k in self.card_rows()]
+
+    def step(self, direction: int = 1) -> None:
+        """The next (or previous) match of the search: the cards start at its message, the match
+        marked apart from the others, and the label says which of how many it is."""
+        found = self.matches()
+        total = sum(n for _, n in found)
+        if not total:
+            self.match = None
+            self._render()
+            return
+        self.match = (direction - 1) // 2 % total if self.match is None else (self.match + direction) % total
+        self._render()
+
+    def _new_search(self) -> None:
+        self.go_to(0)
 
     # actions ---------------------------------------------------------------
 
     def go_to(self, page: int) -> None:
         self.page = page
+        self.match = None
         self._render()
 
     def repair(self) -> Repaired:
         if self.conversation is not None:
-            self.repaired = self.conversation.reload()
-            self._messages = self.conversation.messages
+            self.conversation.reload()
+            self.inspection = self._inspect_conversation()
+            self.problems = list(self.inspection.problems)
+            self.repaired = self.inspection.repaired
+            self._messages = self.inspection.messages
+        elif self.inspection is not None and getattr(self.inspection, "repaired", None) is not None:
+            self.repaired = self.inspection.repaired  # the inspection's repair: the same texts as its report
         else:
             self.repaired = repair_history(self._messages, is_read_only=self.is_read_only)
         self._preview = self.repaired
@@ -337,7 +404,10 @@ class HistoryView:
         from ..conversation.approval import hints_of
 
         assert self.conversation is not None
-        widget = ApprovalWidget(call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name))
+        widget = ApprovalWidget(
+            call, on_decide=answered, hints=hints_of(self.conversation.tools, call.name),
+            check=self.conversation.approval.check(call),
+        )
         self.asks.children = [*self.asks.children, widget.root]
         self._messages = self.conversation.messages if self.conversation is not None else self._messages
         self.repaired = self.conversation.repaired if self.conversation is not None else self.repaired
@@ -373,39 +443,59 @@ class HistoryView:
     # rendering ---------------------------------------------------------------
 
     def _status_text(self) -> str:
-        n = len(self._messages)
-        if self.repaired is None:
-            p = self._preview
-            waiting = f", {len(p.pending)} waiting for approval" if p.pending else ""
-            return (
-                f"{n} messages as stored; {len(self.problems)} problem(s) found; "
-                f"{len(p.interrupted)} interrupted call(s){waiting}"
-            )
+        """The counts every view gives (``viewer.headline``), then what Repair did."""
+        said = "; ".join(headline(self.cards_page()))
         r = self.repaired
+        if r is None:
+            p = self._preview
+            return said + (f"; {len(p.pending)} waiting for approval" if p.pending else "")
         if not r.changes:
-            return f"repaired: nothing to change ({n} messages are valid as they are)"
-        return (
-            f"repaired: {len(r.changes)} change(s), {len(r.interrupted)} interrupted call(s); "
-            f"{n} messages stored, {len(r.messages)} to send"
-        )
+            return f"repaired: nothing to change ({len(self._messages)} messages are valid as they are)"
+        return f"repaired: {len(r.changes)} change(s); {said}"
 
     def _render(self) -> None:
         card_rows = self.card_rows()
         pages = max(1, -(-len(card_rows) // PAGE_ROWS))
         self.page = min(max(0, self.page), pages - 1)
-        cut = card_rows[self.page * PAGE_ROWS:(self.page + 1) * PAGE_ROWS]
-        self.prev_button.disabled = self.page == 0
-        self.next_button.disabled = self.page >= pages - 1
-        self.page_label.value = f"page {self.page + 1} of {pages}"
+        at, current = self._current_match(card_rows)
+        start = self.page * PAGE_ROWS if at is None else at
+        if at is not None:
+            self.page = at // PAGE_ROWS
+        cut = card_rows[start:start + PAGE_ROWS]
+        self.prev_button.disabled = start == 0
+        self.next_button.disabled = start + PAGE_ROWS >= len(card_rows)
+        self.page_label.value = f"page {self.page + 1} of {pages}" if at is None else \
+            f"from message row {start + 1} of {len(card_rows)}"
         page = self.cards_page()
-        self.findings.value = f'<div class="pk-view">{findings_html(page, limit=LIST_CAP)}</div>'
+        prefix = self.id_prefix
+        self.findings.value = f'<div class="pk-view">{scoped(findings_html(page, limit=LIST_CAP), prefix)}</div>'
         q = self.search.value.strip()
         found = f"{len(card_rows)} row(s) match \u201c{html.escape(q)}\u201d" if q else ""
-        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{rows_html(page, cut)}</div>'
+        marked = (lambda k, text: highlight(text, q, current if k == (card_rows[at] if at is not None else -1) else None)[0]) \
+            if q else None
+        cards = rows_html(page, cut, mark=marked)
+        self.cards.value = f'<div class="pk-view"><div class="pk-lbl">{found}</div>{scoped(cards, prefix)}</div>'
         finished = page.valid and (self.conversation is None or self._finished())
         self.actions.layout.display = "none" if finished else None
         self._render_calls()
         self.status.value = f"{self._status_text()}; showing {len(cut)} of {len(page.rows)} rows"
+
+    def _current_match(self, card_rows: list[int]) -> tuple[int | None, int | None]:
+        """Where the current match is: its row's place among the selected rows, and its number
+        among that row's matches; the label says which match of how many it is."""
+        found = self.matches()
+        total = sum(n for _, n in found)
+        self.match_prev.disabled = self.match_next.disabled = not total
+        if self.match is None or not total:
+            self.match_label.value = f"{total} match(es)" if self.search.value.strip() else ""
+            return None, None
+        left = self.match % total
+        for k, n in found:
+            if left < n:
+                self.match_label.value = f"match {self.match % total + 1} of {total}"
+                return card_rows.index(k), left
+            left -= n
+        return None, None
 
     def _render_calls(self) -> None:
         r = self.repaired or self._preview  # before Repair too: what repair will say
@@ -439,7 +529,7 @@ class HistoryView:
         exported or GitHub-rendered notebook shows without a kernel."""
         page = self.cards_page()
         data = dict(self.root._repr_mimebundle_())
-        data["text/html"] = static_html(page)
+        data["text/html"] = static_html(page, prefix=f"b{self._key}-")
         data["text/plain"] = text_summary(page)
         return data
 
@@ -456,7 +546,7 @@ class HistoryView:
         page = self.cards_page()
         key = uuid4().hex
         show: Callable[..., Any] = display  # IPython's display is untyped
-        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page)}</div>',
+        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page, prefix=f"s{self._key}-")}</div>',
               "text/plain": text_summary(page)}, raw=True)
         self.hide_static.value = f'<style>.jp-OutputArea-child:has(.pk-static[data-pk-view="{key}"]),' \
             f' .pk-static[data-pk-view="{key}"] {{display: none}}</style>'

@@ -21,13 +21,23 @@ from ..core.errors import ErrorKind, ProviderError
 from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
-from ..core.structured import JSON_WITH_TOOLS, JsonFormat, json_format
+from ..core.structured import JSON_FORMS, JSON_WITH_TOOLS, JsonFormat, json_format
 from ..core.tools import ToolDefinition
-from ..core.turn import Chunk, TextDelta, Turn, TurnAssembler, collect_turn, name_the_wire
+from ..core.turn import (
+    Chunk,
+    Finish,
+    TextDelta,
+    ToolCallDelta,
+    Turn,
+    TurnAssembler,
+    collect_turn,
+    name_the_wire,
+)
 from ..transport.classify import http_error
 from ..transport.hangup import Hangup
 from ..transport.http import Request, Response, Sender, Timeout, make_sender
 from ..transport.sse import SSEEvent, StreamPosition, iter_sse
+from .forced_call import forced_call
 from .guard import (
     PARSER_FAILURES,
     CallerRaised,
@@ -75,6 +85,7 @@ class CallOptions:
     # structured output: a schema dict, an object with model_json_schema(), or "object"
     json: JsonFormat | dict[str, Any] | str | Any = None
     json_with_tools: str | None = None  # "response_format" | "prompt" when tools are offered
+    avoid_json_form: str | None = None  # a JSON form not to use (a reply in it did not fit)
     service_tier: str | None = None  # Chat and Responses only; refused on Anthropic and Gemini
     strip_reasoning: bool | None = None  # None: strip replayed reasoning when effort is "none"
     on_activity: Callable[[], None] | None = None  # called on the headers and every body read
@@ -85,6 +96,8 @@ class CallOptions:
         self.json = json_format(self.json)
         if self.json_with_tools is not None and self.json_with_tools not in JSON_WITH_TOOLS:
             raise ValueError(f"json_with_tools must be one of {JSON_WITH_TOOLS} or None, got {self.json_with_tools!r}")
+        if self.avoid_json_form is not None and self.avoid_json_form not in JSON_FORMS:
+            raise ValueError(f"avoid_json_form must be one of {JSON_FORMS} or None, got {self.avoid_json_form!r}")
         if self.service_tier is not None and self.service_tier not in SERVICE_TIERS:
             raise ValueError(f"service_tier must be one of {SERVICE_TIERS} or None, got {self.service_tier!r}")
         if self.on_activity is not None and not callable(self.on_activity):
@@ -214,6 +227,7 @@ class Provider:
         extra_body: dict[str, Any] | None = None,
         json: Any = None,
         json_with_tools: str | None = None,
+        avoid_json_form: str | None = None,
         service_tier: str | None = None,
         strip_reasoning: bool | None = None,
         on_activity: Callable[[], None] | None = None,
@@ -231,6 +245,7 @@ class Provider:
             extra_body=extra_body,
             json=json,
             json_with_tools=json_with_tools,
+            avoid_json_form=avoid_json_form,
             service_tier=service_tier,
             strip_reasoning=strip_reasoning,
             on_activity=on_activity,
@@ -405,6 +420,21 @@ class WireProvider(Provider):
     def parse_response(self, data: Any, opts: CallOptions) -> Iterator[Chunk]:
         raise NotImplementedError
 
+    def negotiate(
+        self, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions
+    ) -> WireRequest:
+        """Just before a call is sent: a wire that learns what its server takes may adjust the
+        request built for it (the default sends it as built)."""
+        return wr
+
+    def after_refusal(
+        self, err: ProviderError, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None,
+        opts: CallOptions,
+    ) -> WireRequest | None:
+        """The server refused ``wr`` with ``err`` before answering: the request to send once more,
+        in a form it takes, or None to report ``err`` (the default)."""
+        return None
+
     # machinery -------------------------------------------------------------
 
     @property
@@ -470,16 +500,38 @@ class WireProvider(Provider):
                 on_activity()
             yield b
 
+    def _send_negotiated(
+        self, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions,
+        stream: ChunkStream | None = None,
+    ) -> tuple[Response, WireRequest]:
+        """Send ``wr`` as the wire negotiates it; a refusal of one of its settings is answered
+        once, with the request in a form the server takes (``after_refusal``)."""
+        wr = self.negotiate(wr, messages, tools, opts)
+        try:
+            return self._send(wr, stream), wr
+        except ProviderError as err:
+            if stream is not None and stream.hangup.aborted:
+                raise
+            again = self.after_refusal(err, wr, messages, tools, opts)
+            if again is None:
+                raise
+        if stream is not None:
+            stream.hangup = Hangup()  # the first one was released with its response
+        return self._send(again, stream), again
+
     def _open(self, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions) -> ChunkStream:
         prepared = self.prepare(messages, opts)
-        wr = self.build_request(prepared, tools, opts, stream=True)
+        built = self.build_request(prepared, tools, opts, stream=True)
         on_activity = opts.on_activity
         text = TextDelta
+        forced = forced_call(opts.tool_choice, bool(tools))
 
         def run(stream: ChunkStream) -> Iterator[Chunk]:
-            resp = self._send(wr, stream)
+            resp, wr = self._send_negotiated(built, prepared, tools, opts, stream)
             if on_activity is not None:
                 on_activity()  # the headers arrived
+            yield from wr.extra.get("notices", ())
+            calls = 0
             try:
                 raw = self._tap(stream, resp.iter_bytes(), callers_own(on_activity) if on_activity else None)
                 pos = StreamPosition()  # the events are counted, so an error can name one
@@ -496,6 +548,14 @@ class WireProvider(Provider):
                     for c in self.parse_stream(events, opts):
                         if type(c) is not text or type(c.text) is not str:
                             check_chunk(c)
+                            if forced is not None:  # a forced call not made is said, never passed over
+                                if type(c) is ToolCallDelta:
+                                    calls += 1
+                                    forced.saw(c.name)
+                                elif type(c) is Finish:
+                                    said = forced.notice(any_call=calls > 0)
+                                    if said is not None:
+                                        yield said
                         yield c
                 _drain(raw, resp)
             except CallerRaised as carried:  # the caller's callback raised: theirs, as it was
@@ -513,8 +573,10 @@ class WireProvider(Provider):
     ) -> Turn:
         opts = CallOptions(**options)
         prepared = self.prepare(messages, opts)
-        wr = self.build_request(prepared, list(tools) if tools else None, opts, stream=False)
-        resp = self._send(wr)
+        tool_list = list(tools) if tools else None
+        resp, wr = self._send_negotiated(
+            self.build_request(prepared, tool_list, opts, stream=False), prepared, tool_list, opts
+        )
         if opts.on_activity is not None:
             opts.on_activity()  # the headers arrived
         try:
@@ -531,6 +593,8 @@ class WireProvider(Provider):
                 secrets=self.secrets,
             ) from exc
         asm = TurnAssembler()
+        for n in wr.extra.get("notices", ()):
+            asm.feed(n)
         try:
             for chunk in self.parse_response(data, opts):
                 check_chunk(chunk)
@@ -538,11 +602,19 @@ class WireProvider(Provider):
         except PARSER_FAILURES as exc:  # a body of the wrong shape: the one malformed error
             raise body_error(self.id, exc, data, secrets=self.secrets) from exc
         try:
-            return asm.turn()
+            turn = asm.turn()
         except ProviderError as err:
             if err.provider == "stream":
                 name_the_wire(err, self.id)
             raise
+        forced = forced_call(opts.tool_choice, bool(tool_list))
+        if forced is not None:
+            for c in turn.message.tool_calls or ():
+                forced.saw(c.name)
+            said = forced.notice(any_call=bool(turn.message.tool_calls))
+            if said is not None:
+                turn.notices.append(said)
+        return turn
 
     def close(self) -> None:
         self.sender.close()

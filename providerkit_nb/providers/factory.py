@@ -141,7 +141,8 @@ _ROWS = [
     PresetRow(
         "deepseek", "openai_chat", "https://api.deepseek.com", ("DEEPSEEK_API_KEY",),
         default_model="deepseek-chat", path="/chat/completions", effort_dialect="deepseek",
-        reasoning_field="reasoning_content", notes="thinking mode needs reasoning_content back; text only",
+        reasoning_field="reasoning_content", options={"json_mode": "object"},
+        notes="thinking mode needs reasoning_content back; text only; JSON mode has no json_schema",
     ),
     PresetRow(
         "openrouter", "openai_chat", "https://openrouter.ai/api/v1", ("OPENROUTER_API_KEY",),
@@ -157,15 +158,16 @@ _ROWS = [
     ),
     PresetRow(
         "ollama", "openai_chat", "http://localhost:11434/v1", ("OLLAMA_API_KEY",), require_key=False,
-        effort_dialect="off",
+        effort_dialect="off", options={"probe": True},
     ),
     PresetRow(
         "vllm", "openai_chat", "http://localhost:8000/v1", ("VLLM_API_KEY",), require_key=False,
-        effort_dialect="off",
+        effort_dialect="off", options={"probe": True},
     ),
     PresetRow(
         "lmstudio", "openai_chat", "http://127.0.0.1:1234/v1", ("LMSTUDIO_API_KEY",), require_key=False,
-        effort_dialect="off",
+        effort_dialect="off", options={"probe": True, "server": "lmstudio"},
+        notes="json_schema only (no json_object); tool_choice only as a string",
     ),
     PresetRow(
         "mistral", "openai_chat", "https://api.mistral.ai/v1", ("MISTRAL_API_KEY",), effort_dialect="off",
@@ -229,7 +231,11 @@ _ROWS = [
 
 PRESETS: dict[str, PresetRow] = {r.id: r for r in _ROWS}
 
-_GENERIC_CHAT = PresetRow("openai-compatible", "openai_chat", "", (), require_key=False, effort_dialect="openai")
+# A server nothing is known of: OpenAI's forms first, what it refuses learned (and /props asked
+# once, on the first send with tools, in case it is llama.cpp).
+_GENERIC_CHAT = PresetRow(
+    "openai-compatible", "openai_chat", "", (), require_key=False, effort_dialect="openai", options={"probe": True}
+)
 
 
 def preset_for_host(host: str, wire: str = "openai_chat") -> PresetRow:
@@ -269,9 +275,9 @@ def is_loopback(url: str) -> bool:
 def _compatible(row: PresetRow, base_url: str, kw: dict[str, Any]) -> PresetRow:
     """``pk.openai(base_url=...)`` or ``pk.responses(base_url=...)`` on a server that is not
     OpenAI's: no OpenAI-only fields (prompt_cache_key), the key still read from OPENAI_API_KEY
-    as the OpenAI SDK does. Chat gets the generic compatible row (json_object plus the schema
-    prompt, max_tokens); Responses its own id, so OpenAI's encrypted reasoning is not replayed
-    there. Keywords (id=, json_mode=, cache_key=...) still win: ``id=`` of the OpenAI row
+    as the OpenAI SDK does. Chat gets the generic compatible row (max_tokens; JSON and tool
+    choice in the forms the server turns out to take, see ``negotiation``); Responses its own
+    id, so OpenAI's encrypted reasoning is not replayed there. Keywords (id=, json_mode=, cache_key=...) still win: ``id=`` of the OpenAI row
     keeps OpenAI's behaviour (a proxy in front of OpenAI)."""
     if urlsplit(base_url).hostname == urlsplit(row.base_url).hostname:
         return row

@@ -38,6 +38,7 @@ from ..core.turn import (
     Chunk,
     Finish,
     ModelInfo,
+    Notice,
     ReasoningDelta,
     ReasoningDetailsDelta,
     ReasoningItemsDelta,
@@ -273,6 +274,9 @@ def check_chunk(c: Chunk) -> None:
     elif isinstance(c, ReasoningItemsDelta | ReasoningDetailsDelta):
         if type(c.items) is not list:
             raise FrameError("the reasoning items", c.items, "a list")
+    elif isinstance(c, Notice):
+        if type(c.kind) is not str or type(c.text) is not str:
+            raise FrameError("a notice", c.text, "text")
 
 
 class guarding:

@@ -39,6 +39,7 @@ from ..core.turn import (
     Chunk,
     Finish,
     ModelInfo,
+    Notice,
     ReasoningDelta,
     ReasoningDetailsDelta,
     TextDelta,
@@ -47,6 +48,7 @@ from ..core.turn import (
     UsageUpdate,
 )
 from ..transport.classify import stream_error
+from ..transport.http import Request, Timeout
 from ..transport.sse import SSEEvent
 from .base import (
     EFFORTS,
@@ -58,6 +60,19 @@ from .base import (
     merge_body,
 )
 from .guard import FrameError, cut_short, need  # need: a required part of a frame
+from .negotiation import (
+    facts_for,
+    json_form,
+    json_ladder,
+    json_notice,
+    props_url,
+    read_props,
+    refused_field,
+    tool_choice_plan,
+    tools_refused,
+    tools_unsupported_error,
+    what_was_said,
+)
 from .openai_models import effort_from_level, openai_effort_level
 
 __all__ = [
@@ -250,14 +265,6 @@ def to_openai_tools(tools: Sequence[ToolDefinition]) -> list[dict[str, Any]]:
     return out
 
 
-def _tool_choice(choice: str | dict[str, Any] | None) -> Any:
-    if choice is None or choice == "auto":
-        return None
-    if isinstance(choice, str):
-        return choice
-    return {"type": "function", "function": {"name": choice["name"]}}
-
-
 # --------------------------------------------------------------------------- incoming
 
 
@@ -374,20 +381,30 @@ class OpenAIChatProvider(WireProvider):
         max_tokens_field: str = "max_tokens",
         max_tokens: int | None = None,
         json_mode: str | None = None,
+        server: str | None = None,
+        probe: bool = False,
         **base: Any,
     ) -> None:
         """``base`` takes WireProvider's keywords: api_key, base_url, headers, timeout,
         transport, instance_session_id, require_key, env_keys, effort.
 
-        ``json_mode`` is how ``json=`` is asked for: "schema" (``response_format`` json_schema,
-        OpenAI's own servers, the default for id "openai") or "object" (json_object plus the
-        schema as a trailing system message, which every compatible server takes)."""
+        ``json_mode`` is where ``json=`` starts: "schema" (the default: ``response_format``
+        json_schema, OpenAI's form) or "object" (JSON mode plus the schema as a trailing system
+        message, for a server known to have no json_schema). No one form serves every
+        compatible server (llama-cpp-python refuses json_schema, LM Studio json_object), so a
+        refusal is answered once in the next form (json_object with the schema inside it, then
+        the prompt alone) and the form taken is remembered and said on the reply.
+        ``server`` names a known server ("llama.cpp", "lmstudio", "llama-cpp-python"; see
+        ``negotiation.KNOWN_SERVERS``); ``probe`` asks ``GET /props`` once, on the first send with
+        tools, whether the server is llama.cpp and whether its chat template can render tools."""
         pid = id or "openai"
         super().__init__(model=model, id=pid, **base)
-        mode = json_mode or ("schema" if pid == "openai" else "object")
+        mode = json_mode or "schema"
         if mode not in ("schema", "object"):
             raise ValueError(f"json_mode must be 'schema' or 'object', got {json_mode!r}")
         self.json_mode = mode
+        self.facts = facts_for(server)
+        self.probe = probe
         dialect = effort_dialect or (
             pid if pid in ("openrouter", "deepseek", "opencode-go") else "openai"
         )
@@ -443,23 +460,30 @@ class OpenAIChatProvider(WireProvider):
                 send_details=self.replay_reasoning_details,
             ),
         }
+        notices: list[Any] = []
+        extra: dict[str, Any] = {"notices": notices}
         fmt = opts.json
         if isinstance(fmt, JsonFormat):
-            ask = json_request(
-                fmt, enforce_schema=self.json_mode == "schema", prompt_only=bool(tools) and opts.json_with_tools == "prompt"
-            )
+            prompt_only = bool(tools) and opts.json_with_tools == "prompt"
+            ladder = json_ladder(self.json_mode, self.id == "openai", fmt.schema is not None)
+            form = "prompt" if prompt_only else json_form(self.facts, ladder, opts.avoid_json_form) or ladder[-1]
+            ask = json_request(fmt, enforce_schema=False, form=form)
             if ask.format == "json_schema":
                 body["response_format"] = {
                     "type": "json_schema", "json_schema": {"name": fmt.name, "schema": fmt.schema, "strict": fmt.is_strict}
                 }
             elif ask.format is not None:
-                body["response_format"] = {"type": ask.format}
+                body["response_format"] = {"type": ask.format, **({"schema": fmt.schema} if ask.schema_inside else {})}
             if ask.prompt is not None:
                 # after the history, so the cached prefix survives a per-call schema
                 body["messages"].append({"role": "system", "content": ask.prompt})
+            extra["json_form"] = form
+            if not prompt_only:
+                notices.append(json_notice(form, ladder, self.facts, opts.avoid_json_form))
         if stream:
             body["stream"] = True
-            body["stream_options"] = {"include_usage": True}
+            if self.facts.stream_options is not False:
+                body["stream_options"] = {"include_usage": True}
         max_tokens = opts.max_tokens if opts.max_tokens is not None else self.max_tokens
         if max_tokens is not None:
             body[self.max_tokens_field] = max_tokens
@@ -470,11 +494,13 @@ class OpenAIChatProvider(WireProvider):
         if opts.stop:
             body["stop"] = list(opts.stop)
         body.update(effort_params(self.effort_dialect, effort, model, self.id))
+        choice, offered, said = tool_choice_plan(self.facts, opts.tool_choice, [t.name for t in tools or ()])
+        if said is not None:
+            notices.append(said)
         if tools:
-            body["tools"] = to_openai_tools(tools)
+            body["tools"] = to_openai_tools([t for t in tools if offered is None or t.name in offered])
             if opts.parallel_tool_calls is False:
                 body["parallel_tool_calls"] = False
-        choice = _tool_choice(opts.tool_choice)
         if choice is not None:
             body["tool_choice"] = choice
         session = self.session_for(opts)
@@ -490,7 +516,77 @@ class OpenAIChatProvider(WireProvider):
             headers["accept"] = "text/event-stream"
         if self.session_header:
             headers[self.session_header] = session
-        return WireRequest(self.url, headers, body, stream=stream)
+        return WireRequest(self.url, headers, body, stream=stream, extra=extra)
+
+    # ---------------------------------------------------------------- negotiation
+
+    def _probe(self) -> None:
+        """``GET /props`` once: llama.cpp says there what its chat template can render. Any
+        other answer (404, not JSON, no answer within two seconds) says nothing. Calls that
+        start meanwhile wait for it, so none goes out on what is not known yet."""
+        facts = self.facts
+        with facts.probing:
+            if facts.probed:
+                return
+            url = props_url(self.base_url)
+            headers = {**self.headers, **({"authorization": f"Bearer {self._api_key}"} if self._api_key else {})}
+            learned: dict[str, Any] = {}
+            try:
+                resp = self.sender.send(
+                    Request("GET", url, headers, None, stream=False, timeout=Timeout(2, 2, 2, 2)), self.id
+                )
+                try:
+                    raw = resp.read()[:1_000_000] if resp.status == 200 else b""
+                finally:
+                    resp.close()
+                learned = read_props(read_json(raw), url) if raw else {}
+            except Exception:  # a probe: whatever the server or the transport does, it says nothing
+                pass
+            facts.learn(probed=True, **learned)
+
+    def negotiate(
+        self, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None, opts: CallOptions
+    ) -> WireRequest:
+        if not tools:
+            return wr
+        if self.probe and not self.facts.probed:
+            self._probe()
+            wr = self.build_request(messages, tools, opts, stream=wr.stream)  # what was learned applies now
+        if self.facts.tools is False:
+            raise tools_unsupported_error(self.id, self.facts, len(tools))
+        return wr
+
+    def after_refusal(
+        self, err: ProviderError, wr: WireRequest, messages: list[Message], tools: list[ToolDefinition] | None,
+        opts: CallOptions,
+    ) -> WireRequest | None:
+        if tools:
+            plain = tools_refused(self.id, err, len(tools))
+            if plain is not None:
+                self.facts.learn(tools=False, tools_said=err.message)
+                raise plain from err
+        field = refused_field(err, wr.body)
+        if field is None:
+            return None
+        said = {field: what_was_said(err)}
+        if field == "response_format":
+            form = wr.extra.get("json_form")
+            if form is None or form == "prompt":
+                return None
+            self.facts.learn(refused_json=frozenset({form}), said=said)
+        elif field == "tool_choice":
+            sent = wr.body.get("tool_choice")
+            self.facts.learn(said=said, **({"named_choice": False} if isinstance(sent, dict) else {"required_choice": False}))
+        else:
+            self.facts.learn(stream_options=False, said=said)
+        again = self.build_request(messages, tools, opts, stream=wr.stream)
+        if again.body == wr.body:
+            return None  # nothing left to change: the refusal stands
+        if field == "stream_options":
+            again.extra["notices"].append(Notice(
+                "stream_options", f"stream_options left out: the server refused it ({said[field]}); it may then "
+                "report no usage", "omitted"))
+        return again
 
     # ---------------------------------------------------------------- incoming
 
@@ -800,6 +896,8 @@ def import_request(url: str, body: dict[str, Any]) -> ImportedRequest:
     rf = body.get("response_format")
     if isinstance(rf, dict) and rf.get("type") == "json_schema" and isinstance(rf.get("json_schema"), dict):
         opts["json"] = {"type": "json_schema", "json_schema": rf["json_schema"]}
+    elif isinstance(rf, dict) and rf.get("type") == "json_object" and isinstance(rf.get("schema"), dict):
+        opts["json"] = rf["schema"]  # JSON mode with the schema inside it (llama.cpp's servers)
     elif isinstance(rf, dict) and rf.get("type") == "json_object":
         opts["json"] = "object"
     return ImportedRequest(
@@ -824,4 +922,5 @@ def replay_provider(url: str, body: dict[str, Any], transport: Any) -> WireProvi
         base_url=base,
         path=parts.path,
         transport=transport,
+        **({"probe": False} if row.options.get("probe") else {}),  # the recorded exchange, nothing more
     )

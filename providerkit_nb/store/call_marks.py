@@ -12,7 +12,9 @@ is saved; ``detail["kind"]`` says ok, failed, timeout or late), or ``denied`` (a
 it never ran), ``stopped`` (the Stop button landed inside it: what it did before is done, the
 rest never ran, and no result was saved), ``lost`` (it had started when the process ended: the
 next sender found it without a result). ``answered`` is a result saved without running it
-(a call left unanswered by a new message, or settled by hand).
+(a call left unanswered by a new message, settled by hand, or still open when the conversation
+went on: then the text the model read is its result and ``detail`` is
+``{"settled": "model", "by": "library", "was": <stopped, lost...>}``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ FINISHED = "finished"  # it ran and its result is saved
 DENIED = "denied"  # a person declined it: it never ran
 STOPPED = "stopped"  # Stop landed inside it while it ran; no result saved
 LOST = "lost"  # it had started when its process ended; no result saved
-ANSWERED = "answered"  # a result was saved without running it (not answered, settled by hand)
+ANSWERED = "answered"  # a result was saved without running it (not answered, settled, told on going on)
 CALL_STATES = (ASKING, STARTED, FINISHED, DENIED, STOPPED, LOST, ANSWERED)
 OPEN_STATES = (STARTED, STOPPED, LOST)  # ran (or began to) and has no result yet
 

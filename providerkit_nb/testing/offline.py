@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["replay", "stop", "same_conversation", "OFFLINE_KEY"]
+__all__ = ["replay", "stop", "active", "same_conversation", "OFFLINE_KEY"]
 
 OFFLINE_KEY = "offline-replay"
 _active: list[Any] = []
@@ -59,6 +59,11 @@ def replay(path: str | os.PathLike[str], *, record: bool = False, env_key: str =
     cassette = my_vcr.use_cassette(str(Path(path)), allow_playback_repeats=True)
     cassette.__enter__()
     _active.append(cassette)
+
+
+def active() -> bool:
+    """Whether a cassette answers this process's requests now (replaying or recording)."""
+    return bool(_active)
 
 
 def stop() -> None:

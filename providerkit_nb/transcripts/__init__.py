@@ -64,6 +64,8 @@ FORMATS: dict[str, str] = {
     "otel": ".otel",
     # more coding agents
     "cline": ".cline",
+    # this library's own store file (NotebookStore)
+    "providerkit": ".providerkit_store",
     # provider dialects and our own JSON/JSONL (loose: tried last)
     "responses": ".provider_dialects",
     "anthropic": ".provider_dialects",

@@ -22,6 +22,7 @@ __all__ = [
     "Source",
     "Transcript",
     "Marker",
+    "Nested",
     "TranscriptError",
     "TranscriptNotFound",
     "MultipleThreads",
@@ -80,6 +81,19 @@ class Marker:
 
 
 @dataclass(slots=True)
+class Nested:
+    """A conversation held inside another: a sub-agent the model started with a call (Claude
+    Code's Agent or Task), or a branch of the session its tool did not resume (a rewind, the lines
+    left off by a resume, the history before a compaction)."""
+
+    kind: str  # "subagent" | "branch"
+    label: str
+    transcript: Transcript
+    call_id: str | None = None  # the call that started it (a sub-agent)
+    index: int | None = None  # the parent's message it forked after (a branch; None: before the first)
+
+
+@dataclass(slots=True)
 class Transcript:
     """Canonical messages plus what the source says about them."""
 
@@ -99,8 +113,13 @@ class Transcript:
     abandoned: list[Any] = field(default_factory=list)
     # call id -> the result the tool itself recorded that the model never saw (repair offers it)
     recorded_results: dict[str, str] = field(default_factory=dict)
+    # call id -> what the model is told instead of the generic interrupted text (repair's notes=;
+    # our own store's call marks: the stopped text for a call Stop landed in)
+    notes: dict[str, str] = field(default_factory=dict)
     # what the source says about single messages, by canonical index: "time", "model", "tokens"
     details: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # the sub-agents and the branches not resumed that the source holds (shown nested, each inspected)
+    nested: list[Nested] = field(default_factory=list)
 
     def skip(self, what: str, n: int = 1) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + n
@@ -215,23 +234,63 @@ class Source:
         return self._json
 
     def connect_sqlite(self) -> Any:
-        """A read-only connection: inspecting never writes to the database.
+        """A read-only connection: inspecting never writes to the database or beside it.
 
         ``mode=ro`` alone is not enough for a WAL database: a reader creates the ``-shm`` and
-        ``-wal`` files beside it. When no ``-wal`` file is there, everything is in the main
-        file and it is opened ``immutable`` (no lock, nothing created); when one is there, it
-        may hold committed rows that are not in the main file yet, so it is read through."""
+        ``-wal`` files beside it, and writes to the ``-shm`` (the WAL index) it finds. When no
+        ``-wal`` file is there, everything is in the main file and it is opened ``immutable`` (no
+        lock, nothing created). When one is there (the database is open elsewhere now, or its
+        process was killed), it may hold committed rows that are not in the main file yet, so it
+        is read through, with the ``-shm`` opened read-only (``readonly_shm``: SQLite then builds
+        the index it needs in its own memory); without a ``-shm`` file, the two files are read
+        from a private copy (removed when the connection closes)."""
         import sqlite3
 
         assert self.path is not None
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
+        path = self.path.resolve()
+        uri = f"{path.as_uri()}?mode=ro"
         wal_mode = self.head()[18:20] == b"\x02\x02"
-        if wal_mode and not Path(f"{self.path}-wal").exists():
-            uri += "&immutable=1"
+        wal = Path(f"{path}-wal")
         try:
-            return sqlite3.connect(uri, uri=True)
+            if wal_mode and not wal.exists():
+                return sqlite3.connect(uri + "&immutable=1", uri=True)
+            if not wal.exists() or Path(f"{path}-shm").exists():
+                return sqlite3.connect(uri + "&readonly_shm=1", uri=True)
+            return _PrivateCopy.open(path, wal)
         except sqlite3.Error as exc:
             raise TranscriptError(f"{self.name}: cannot open as SQLite read-only ({exc})") from exc
+        except OSError as exc:
+            raise TranscriptError(f"{self.name}: cannot read ({exc.strerror or exc})") from exc
+
+
+class _PrivateCopy:
+    """A WAL database with a ``-wal`` but no ``-shm`` file (SQLite cannot read it without
+    creating one): the two files copied to a private folder, removed when the connection closes."""
+
+    @staticmethod
+    def open(path: Path, wal: Path) -> Any:
+        import shutil
+        import sqlite3
+        import tempfile
+
+        class Connection(sqlite3.Connection):
+            folder: str = ""
+
+            def close(self) -> None:
+                super().close()
+                shutil.rmtree(self.folder, ignore_errors=True)
+
+        folder = tempfile.mkdtemp(prefix="providerkit-read-")
+        try:
+            copy = Path(folder) / path.name
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, f"{copy}-wal")
+            conn = sqlite3.connect(copy, factory=Connection)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        conn.folder = folder
+        return conn
 
 
 def _json_loads() -> Any:

@@ -8,6 +8,12 @@ results of parallel calls, which Claude Code parents to their own ``tool_use`` l
 to the chain. Lines without ``parentUuid`` (older or hand-written files) are read in file order.
 Progress, file snapshots, queue operations, summaries and system lines are skipped and counted;
 Claude Code's own interruption texts become markers. Converted with the ``anthropic`` importer.
+
+What is not on the branch is kept too, as ``Transcript.nested``: each branch the session did not
+resume (a rewind's dead end, the lines a resume left off, the history before a compaction), under
+the message it forked after; and each sub-agent, read from the files Claude Code writes beside
+the session (``<session>/subagents/agent-<id>.jsonl``, whose ``.meta.json`` names the call that
+started it), under that call: in the session, or in the sub-agent that started it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from ..core.messages import (
     UserMessage,
 )
 from ..providers.anthropic import _dump_args, _import_document, _import_image, _text_of_result
-from .base import Marker, Source, Transcript, TranscriptError, jsonl_records
+from .base import Marker, Nested, Source, Transcript, TranscriptError, jsonl_records
 from .resume_findings import left_off_branch
 
 _MESSAGE_TYPES = frozenset({"user", "assistant"})
@@ -70,10 +76,13 @@ def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _load(source, name, thread)
+        t = _load(source, name, thread)
     finally:
         if paused:
             gc.enable()
+    if source.path is not None:
+        _subagents(t, source.path, name)
+    return t
 
 
 def _load(source: Source, name: str, thread: str | None) -> Transcript:
@@ -100,7 +109,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
                     for n, u, p, kind, x in w.seen]
             if len(_conversation(seen, w.parent, chain, t)) != len(seen):
                 return _load_tree(source, name, thread)  # a fork, rewind or compaction left lines off the branch
-    _meta(t, w.sid, w.last, thread)
+    _meta(t, w.sid, w.last, thread, w.stamp)
     for what, k in converted.skipped.items():
         t.skip(what, k)
     t.warnings += converted.warnings
@@ -115,7 +124,7 @@ def _load(source: Source, name: str, thread: str | None) -> Transcript:
 class _Pass:
     """What the pass over the lines keeps of them for choosing the branch."""
 
-    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last", "uses", "results")
+    __slots__ = ("parent", "leaf", "linked", "recognised", "seen", "sid", "last", "uses", "results", "stamp", "side")
 
     def __init__(self) -> None:
         # every line with a uuid, in file order (progress lines link the chain too)
@@ -131,6 +140,10 @@ class _Pass:
         # malformed), for the calls Claude Code's own resume left off it
         self.uses: dict[str, dict[str, Any]] = {}
         self.results: set[str] = set()
+        self.stamp: Any = None  # the last line's timestamp (a progress line may come after every message)
+        # whether the file is a sub-agent's (its first message line is a sidechain): then its
+        # sidechain lines are its conversation; in a session's own file they are skipped
+        self.side: bool | None = None
 
 
 def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
@@ -151,18 +164,132 @@ def _load_tree(source: Source, name: str, thread: str | None) -> Transcript:
     for _, o in chosen:
         if isinstance(o.get("sessionId"), str):
             sid = o["sessionId"]
-    _meta(t, sid, chosen[-1][1] if chosen else None, thread)
-    t.messages = _convert(chosen, t)
+    _meta(t, sid, chosen[-1][1] if chosen else None, thread, w.stamp)
+    upto: dict[int, int] = {}
+    t.messages = _convert(chosen, t, upto)
     if w.uses:
         t.abandoned += left_off_branch(t, w.uses, w.results)
+    if len(chosen) < len(messages):
+        t.nested += _branches(t, name, [(n, o) for n, o in messages if n not in on_branch], chosen, w.parent, upto)
     return t
+
+
+def _branches(
+    t: Transcript, name: str, off: list[tuple[int, dict[str, Any]]], chosen: list[tuple[int, dict[str, Any]]],
+    parent: dict[str, str | None], upto: dict[int, int],
+) -> list[Nested]:
+    """The message lines off the branch, grouped by where each branch leaves it (the first of its
+    lines whose parent is on the branch, or a root), each converted as a conversation of its own."""
+    on = {o.get("uuid"): n for n, o in chosen}
+    placed: dict[Any, tuple[Any, Any]] = {}  # uuid -> (its branch's first line, the line it forked from)
+    groups: dict[Any, list[tuple[int, dict[str, Any]]]] = {}
+    forks: dict[Any, Any] = {}
+    off_uuids = {o.get("uuid") for _, o in off}
+    for n, o in off:
+        key, fork = _branch_of(o.get("uuid"), parent, on, off_uuids, placed)
+        groups.setdefault(key, []).append((n, o))
+        forks[key] = fork
+    out = []
+    for key, lines in groups.items():
+        at = _fork_index(forks[key], parent, on, upto)
+        b = Transcript(t.source, name, [], wire="anthropic", read_only_tools=READ_ONLY_TOOLS, thread=t.thread)
+        try:
+            b.messages = _convert(lines, b)
+        except (TranscriptError, KeyError, TypeError, AttributeError, IndexError, ValueError):
+            t.warnings.append(f"{t.source}: lines {lines[0][0]} to {lines[-1][0]}: a branch that was not resumed "
+                              f"({len(lines)} line(s)) is not shown: a line of it is not a well-formed message")
+            continue
+        if not b.messages:
+            continue
+        b.mark_error_results()
+        when = lines[0][1].get("timestamp")
+        where = f"after message #{at}" if at is not None else "before the first message of the one resumed"
+        label = f"left {where}" + (f", from {when.replace('T', ' ')[:19]}" if isinstance(when, str) else "")
+        out.append(Nested("branch", label, b, None, at))
+    return out
+
+
+def _branch_of(
+    u: Any, parent: dict[str, str | None], on: dict[Any, int], off: set[Any], placed: dict[Any, tuple[Any, Any]],
+) -> tuple[Any, Any]:
+    """(the first off-branch message line of ``u``'s branch, the line that branch leaves the
+    resumed one from, or None for a root), walking up through lines of any type, remembered."""
+    path = []
+    at, key, fork = u, u, None
+    while at is not None:
+        if at in placed:
+            key, fork = placed[at]
+            break
+        if at in on:
+            fork = at
+            break
+        path.append(at)
+        if at in off:
+            key = at  # the topmost off-branch message line so far
+        at = parent.get(at)
+    for x in path:
+        placed[x] = (key, fork)
+    return key, fork
+
+
+def _fork_index(fork: Any, parent: dict[str, str | None], on: dict[Any, int], upto: dict[int, int]) -> int | None:
+    """The canonical index of the resumed branch's message a branch forked after."""
+    n = on.get(fork)
+    if n is None or n not in upto:
+        return None
+    return upto[n] - 1 if upto[n] else None
+
+
+def _subagents(t: Transcript, path: Any, name: str) -> None:
+    """The sub-agents Claude Code wrote beside the session, each under the call that started it
+    (in the session or in another sub-agent); one it cannot place stays under the session."""
+    from pathlib import Path
+
+    folder = Path(path).with_suffix("") / "subagents"
+    if not folder.is_dir():
+        return
+    from . import load as load_any
+
+    found: list[tuple[Nested, Transcript]] = []
+    for f in sorted(folder.glob("agent-*.jsonl")):
+        try:
+            sub = load_any(f, format="claude_code")
+        except TranscriptError as exc:
+            t.warnings.append(f"{f}: a sub-agent's file cannot be read: {exc}")
+            continue
+        meta = _agent_meta(f, t)
+        call = meta.get("toolUseId") if isinstance(meta.get("toolUseId"), str) else t.meta.get("agent_calls", {}).get(
+            f.stem.removeprefix("agent-"))
+        what = " ".join(str(meta[k]) for k in ("agentType", "description") if isinstance(meta.get(k), str))
+        label = f"{what or f.stem} ({f.stem})"
+        found.append((Nested("subagent", label, sub, call), sub))
+    t.meta.pop("agent_calls", None)
+    owners = {c.id: x for x in [t, *(s for _, s in found)] for m in x.messages
+              if isinstance(m, AssistantMessage) for c in m.tool_calls or ()}
+    for n, _ in found:
+        (owners.get(n.call_id or "") or t).nested.append(n)
+
+
+def _agent_meta(f: Any, t: Transcript) -> dict[str, Any]:
+    """A sub-agent's ``.meta.json`` (the call that started it, its type and description)."""
+    import json
+
+    meta = f.with_suffix(".meta.json")
+    if not meta.exists():
+        return {}
+    try:
+        doc = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        t.warnings.append(f"{meta}: cannot be read ({exc}); its sub-agent is shown under the session")
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def _note_calls(obj: dict[str, Any], w: _Pass) -> None:
     """The tool_use and tool_result blocks of a line that is not converted on the branch."""
     msg = obj.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
-    if not isinstance(content, list) or obj.get("isSidechain"):
+    if not isinstance(content, list) or bool(obj.get("isSidechain")) != bool(w.side):
         return
     for b in content:
         if not isinstance(b, dict):
@@ -174,10 +301,13 @@ def _note_calls(obj: dict[str, Any], w: _Pass) -> None:
             w.results.add(b["tool_use_id"])
 
 
-def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None) -> None:
-    """The session id and the last branch line's version, cwd and branch; a session asked for
-    by id that is not this one is refused."""
+def _meta(t: Transcript, sid: str | None, last: dict[str, Any] | None, thread: str | None, stamp: Any = None) -> None:
+    """The session id and the last branch line's version, cwd and branch, and the time of the
+    file's last line (where a killed session stopped); a session asked for by id that is not
+    this one is refused."""
     t.thread = sid
+    if isinstance(stamp, str):
+        t.meta["last_record"] = stamp
     if last is not None:
         for key in ("version", "cwd", "gitBranch"):
             if last.get(key) is not None:
@@ -200,7 +330,9 @@ def _lines(
     recognised = 0
     skipped = t.skipped  # counted inline (as t.skip does): most lines are skipped progress lines
     known, message_types = _KNOWN_TYPES, _MESSAGE_TYPES
+    stamp = None
     for n, obj in jsonl_records(source, t):
+        stamp = obj.get("timestamp", stamp)
         kind = obj.get("type")
         if type(kind) is not str:
             kind = None
@@ -229,7 +361,9 @@ def _lines(
             parent[u] = p
             before = u
         if kind in message_types:
-            if obj.get("isSidechain"):
+            if w.side is None:
+                w.side = bool(obj.get("isSidechain"))
+            if bool(obj.get("isSidechain")) != w.side:
                 t.skip("sidechain")
                 continue
             linked = linked or "parentUuid" in obj
@@ -253,9 +387,9 @@ def _lines(
             else:
                 t.skip(f"line:{kind}")
                 continue
-        if isinstance(u, str) and not obj.get("isSidechain"):
+        if isinstance(u, str) and bool(obj.get("isSidechain")) == bool(w.side):
             leaf = u
-    w.leaf, w.linked, w.recognised = leaf, linked, recognised
+    w.leaf, w.linked, w.recognised, w.stamp = leaf, linked, recognised, stamp
 
 
 def _malformed(obj: dict[str, Any], kind: str | None) -> str | None:
@@ -389,11 +523,14 @@ def _only_results(o: dict[str, Any]) -> bool:
     return bool(bs) and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in bs)
 
 
-def _convert(chosen: Iterable[tuple[int, dict[str, Any]]], t: Transcript) -> list[Message]:
+def _convert(
+    chosen: Iterable[tuple[int, dict[str, Any]]], t: Transcript, upto: dict[int, int] | None = None,
+) -> list[Message]:
     """Group lines into messages (the lines of one API message share ``message.id``), convert
     them straight to canonical messages in one pass, and place the markers. The result is what
     ``from_anthropic_messages`` gives for the grouped Anthropic messages, errors included (its
-    block importers are reused), without building the intermediate Anthropic dicts."""
+    block importers are reused), without building the intermediate Anthropic dicts. ``upto``
+    (line number -> messages made so far) tells where each line landed."""
     out: list[Message] = []
     names: dict[str, str] = {}  # tool_use id -> tool name, for the results
     info: list[dict[str, Any]] = []  # time, model and tokens of each grouped message, where given
@@ -404,6 +541,8 @@ def _convert(chosen: Iterable[tuple[int, dict[str, Any]]], t: Transcript) -> lis
     # in ``out`` and its texts, thoughts, reasoning items and calls
     group: tuple[int, list[str], list[str], list[Any], list[ToolCall]] | None = None
     no_source, assistant_blocks = _NO_SOURCE, _ASSISTANT_BLOCKS
+    if upto is not None:
+        chosen = _counted(chosen, out, upto)
     for n, o in chosen:
         msg = o["message"]  # a dict: _load skipped message lines without one
         c = msg.get("content")
@@ -472,6 +611,21 @@ def _convert(chosen: Iterable[tuple[int, dict[str, Any]]], t: Transcript) -> lis
     return out
 
 
+def _counted(
+    chosen: Iterable[tuple[int, dict[str, Any]]], out: list[Message], upto: dict[int, int],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``chosen``, noting for each line how many messages ``out`` holds once it is converted
+    (read when the next line is asked for, or the lines run out)."""
+    prev = None
+    for n, o in chosen:
+        if prev is not None:
+            upto[prev] = len(out)
+        yield n, o
+        prev = n
+    if prev is not None:
+        upto[prev] = len(out)
+
+
 def _user_line(
     n: int, o: dict[str, Any], bs: list[Any], at: int, out: list[Message], names: dict[str, str],
     pending_markers: list[tuple[int, Marker]], t: Transcript,
@@ -520,9 +674,21 @@ def _user_line(
     if not k:
         return False
     pending_markers += interrupts  # after the results' markers, as the importer's order gives them
+    _agent_call(o, bs, t)
     if parts:
         out.append(UserMessage(parts[0].text) if len(parts) == 1 and isinstance(parts[0], TextPart) else UserMessage(parts))
     return True
+
+
+def _agent_call(o: dict[str, Any], bs: list[Any], t: Transcript) -> None:
+    """An Agent (Task) call's result names the sub-agent it ran: kept to place the sub-agent's file
+    when no ``.meta.json`` names its call."""
+    result = o.get("toolUseResult")
+    agent = result.get("agentId") if isinstance(result, dict) else None
+    if isinstance(agent, str):
+        for b in bs:
+            if isinstance(b, dict) and b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                t.meta.setdefault("agent_calls", {})[agent] = b["tool_use_id"]
 
 
 def _close(out: list[Message], group: tuple[int, list[str], list[str], list[Any], list[ToolCall]]) -> None:

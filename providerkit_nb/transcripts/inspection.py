@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.messages import AssistantMessage, Message, ToolMessage
-from ..core.repair import ORPHAN, InterruptedCall, Repaired, analyze, repair_history
+from ..core.repair import (
+    LOST_RECORDED,
+    ORPHAN,
+    InterruptedCall,
+    Repaired,
+    analyze,
+    read_only_tool,
+    repair_history,
+)
 from ..core.rules.gemini import RESPONSE_COUNT
 from ..core.validate import DANGLING_CALL, Problem
 from . import MultipleThreads, Source, Transcript, TranscriptTruncated, load
@@ -23,10 +31,27 @@ from .base import Marker
 from .provider_dialects import detect_format
 from .resume_findings import abandoned_calls
 
-__all__ = ["inspect", "inspect_transcript", "Inspection", "detect_format"]
+__all__ = ["inspect", "inspect_transcript", "Inspection", "NestedInspection", "detect_format"]
 
 _DANGLING_RULES = ("dangling",)  # substrings of the rule ids that name a call without result
 TRUNCATED = "source.truncated"  # the finding for a file cut short (what is whole of it was read)
+
+
+@dataclass
+class NestedInspection:
+    """A sub-agent or a branch not resumed, inspected on its own, and where it hangs."""
+
+    kind: str  # "subagent" | "branch"
+    label: str
+    inspection: Inspection
+    call_id: str | None = None  # the call that started it (a sub-agent)
+    index: int | None = None  # the message it forked after (a branch)
+
+    def to_json(self) -> dict[str, Any]:
+        i = self.inspection
+        return {"kind": self.kind, "label": self.label, "call_id": self.call_id, "index": self.index,
+                "messages": len(i.messages), "problems": len(i.problems),
+                "interrupted": [r.original_id for r in i.interrupted], "nested": [n.to_json() for n in i.nested]}
 
 
 @dataclass
@@ -54,6 +79,7 @@ class Inspection:
     abandoned: list[Any] = field(default_factory=list)
     details: dict[int, dict[str, Any]] = field(default_factory=dict)  # time, model, tokens per message
     sources: dict[str, str] = field(default_factory=dict)  # tool name -> where it runs (tools=)
+    nested: list[NestedInspection] = field(default_factory=list)  # its sub-agents and branches not resumed
 
     @property
     def path(self) -> str:
@@ -107,6 +133,7 @@ class Inspection:
             "changes": [c.to_dict() for c in repaired.changes] if repaired is not None else [],
             "abandoned": [a.to_dict() for a in self.abandoned],
             "error_results": self.error_results,
+            **({"nested": [n.to_json() for n in self.nested]} if self.nested else {}),
         }
 
     def __repr__(self) -> str:
@@ -123,31 +150,64 @@ class Inspection:
         for a in self.abandoned:
             lines.append(f"  abandoned by {a.agent}'s resume: {a.name or '?'} {a.call_id or '(never written)'}"
                          f"{' ' + a.arguments if a.arguments else ''}: {a.what}")
+        lines += self._problem_lines()
+        lines += self._source_lines()
+        lines += self._call_lines()
+        lines.extend(f"  warning: {w}" for w in self.warnings)
+        lines += self._nested_lines()
+        return "\n".join(lines)
+
+    def _nested_lines(self, depth: int = 1) -> list[str]:
+        """Its sub-agents and branches not resumed, each with its own counts and calls."""
+        lines = []
+        pad = "  " * depth
+        for n in self.nested:
+            i = n.inspection
+            where = f" under call {n.call_id}" if n.call_id else ""
+            what = "sub-agent" if n.kind == "subagent" else "branch not resumed"
+            lines.append(f"{pad}{what} {n.label}{where}: {len(i.messages)} messages, {len(i.problems)} problem(s)")
+            lines += [pad + x for x in i._call_lines() if x.strip()]
+            lines += i._nested_lines(depth + 1)
+        return lines
+
+    def _problem_lines(self) -> list[str]:
+        lines = []
         for p in self.problems:
             d = p.to_dict() if hasattr(p, "to_dict") else dict(p)
             lines.append(f"  - {d.get('rule')} at {d.get('index')}: {d.get('message')}")
             if d.get("provider_wording"):
-                lines.append(f"    the provider says: {d.get('provider_wording')}")
+                lines.append(f"    the provider would answer: {d.get('provider_wording')}")
         errors = self.error_results
         if errors:
             lines.append(f"  {len(errors)} tool result(s) were errors (the model read them; not a problem): "
                          + ", ".join(f"#{i}" for i in errors[:20]) + (" ..." if len(errors) > 20 else ""))
+        return lines
+
+    def _source_lines(self) -> list[str]:
+        """What the source says of itself: what was skipped, its own markers."""
+        lines = []
         if self.skipped:
             lines.append("  skipped: " + ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items())))
         for m in self.markers:
             at = f" at {m.index}" if m.index is not None else ""
             ids = f" ({', '.join(m.ids)})" if m.ids else ""
             lines.append(f"  marker {m.kind}{at}: {m.text}{ids}")
+        return lines
+
+    def _call_lines(self) -> list[str]:
+        """Each call without a result: what it is (``InterruptedCall.safety``, the same words every
+        view shows) and the text the model reads in its place; orphans and calls waiting."""
+        lines = []
         for r in self.interrupted:
             where = f" ({self.sources[r.name]})" if r.name in self.sources else ""
-            lines.append(f"  interrupted: {r.name}{where} {r.original_id}" + (f" sent as {r.id}" if r.id != r.original_id else ""))
+            lines.append(f"  interrupted: {r.name}{where} {r.original_id}"
+                         + (f" sent as {r.id}" if r.id != r.original_id else "") + f": {r.safety}")
+            lines.append(f"    the model will read: {r.note}")
         for o in self.orphans:
             lines.append(f"  orphan result: {o}")
         for c in self.pending_approval:
             lines.append(f"  pending approval: {c}")
-        lines.extend(f"  warning: {w}" for w in self.warnings)
-        return "\n".join(lines)
-
+        return lines
 
 def inspect(
     source: Any,
@@ -198,7 +258,10 @@ def inspect_transcript(
     pending = list(dict.fromkeys(t.pending_approval))
     if is_read_only is None and t.read_only_tools:
         is_read_only = t.read_only_tools.__contains__
-    repaired = repair_history(messages, is_read_only, pending=pending)
+    repaired = repair_history(messages, is_read_only, pending=pending, notes=t.notes)
+    abandoned = abandoned_calls(t)
+    for lost in abandoned:  # the same decision repair made (the source's knowledge, or the caller's)
+        lost.read_only = bool(lost.name) and read_only_tool(is_read_only, lost.name or "")
     if t.recorded_results:
         repaired = _use_recorded(repaired, t.recorded_results)
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
@@ -206,6 +269,7 @@ def inspect_transcript(
     waiting = {p.id for p in repaired.pending}
     if waiting:
         problems = [p for p in problems if not _only_about(p, messages, waiting)]
+    problems = _next_request_wording(problems, messages, wire)
     cut = t.meta.get("truncated")
     if isinstance(cut, dict):
         problems = [*problems, Problem(TRUNCATED, len(messages), str(cut.get("text")))]
@@ -229,9 +293,19 @@ def inspect_transcript(
         orphans=orphans,
         warnings=list(t.warnings),
         meta=dict(t.meta),
-        abandoned=abandoned_calls(t),
+        abandoned=abandoned,
         details=dict(t.details),
+        nested=[_nested(n, wire, is_read_only) for n in t.nested],
     )
+
+
+def _nested(n: Any, wire: str | None, is_read_only: Callable[[str], bool] | None) -> NestedInspection:
+    """A sub-agent or branch inspected as a conversation of its own. What its agent's own resume
+    would do does not apply (a sub-agent is not resumed; a branch's calls are the session's
+    findings already), so it has no abandoned calls of its own."""
+    found = inspect_transcript(n.transcript, wire=wire, is_read_only=is_read_only)
+    found.abandoned = []
+    return NestedInspection(n.kind, n.label, found, n.call_id, n.index)
 
 
 def _count_rule_absorbed(problems: list[Any], messages: list[Message]) -> list[Any]:
@@ -284,6 +358,28 @@ def _one_finding_per_call(problems: list[Any], messages: list[Message]) -> list[
     return [p for p in out if id(p) not in absorbed]
 
 
+def _next_request_wording(problems: list[Any], messages: list[Message], wire: str | None) -> list[Any]:
+    """A call the history ends with has not been sent on to a provider, so the wire's rules have
+    no wording for it yet: give it the words the provider would answer once the conversation
+    goes on (the history checked with one more user message after it)."""
+    bare = [k for k, p in enumerate(problems) if p.rule == DANGLING_CALL and not p.provider_wording]
+    if not bare or wire is None:
+        return problems
+    from ..core.messages import UserMessage
+    from ..core.validate import validate_history
+
+    ahead = _one_finding_per_call(validate_history([*messages, UserMessage("(the next message)")], wire=wire),
+                                  messages)
+    said = {(p.index, p.message): p.provider_wording for p in ahead if p.rule == DANGLING_CALL and p.provider_wording}
+    out = list(problems)
+    for k in bare:
+        p = out[k]
+        wording = said.get((p.index, p.message))
+        if wording:
+            out[k] = Problem(p.rule, p.index, p.message, wording)
+    return out
+
+
 RECORDED_RESULT = "recorded_result"
 
 
@@ -304,15 +400,24 @@ def _use_recorded(repaired: Repaired, recorded: dict[str, str]) -> Repaired:
                     f"call {r.id} ({r.name}): the tool ran and recorded its result, which the model "
                     "never saw; that result is used instead of the interrupted text"))
                 r.note = text
+                r.why = LOST_RECORDED
                 break
     return repaired
 
 
 def inspect_conversation(convo: Any, *, wire: str | None = None) -> Inspection:
     """The Inspection of a live Conversation, from what it has just read from its store."""
+    convo.reload()
+    return conversation_inspection(convo, wire=wire)
+
+
+def conversation_inspection(convo: Any, *, wire: str | None = None) -> Inspection:
+    """The Inspection of a live Conversation as it stands (its history and its last repair, which
+    knows the calls the Stop button landed in): what ``pk.inspect(convo)`` and ``convo.view()``
+    both show, so they say the same things in the same words."""
     from ..core.validate import validate_history
 
-    repaired = convo.reload()
+    repaired = convo.repaired
     messages = convo.messages
     problems = validate_history(messages, wire=wire) if wire else validate_history(messages)
     problems = _one_finding_per_call(problems, messages)

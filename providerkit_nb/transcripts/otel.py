@@ -19,6 +19,13 @@ runs that share a ``gen_ai.conversation.id`` are one thread. A last output askin
 no later call answers is a dangling call: its marker names the spans, and where the tool's own
 ``execute_tool`` span recorded a result the model never saw, that result is offered in
 ``Transcript.recorded_results``. Tool spans that failed or never ended become markers.
+
+Log records alone are read too (spans exported elsewhere, or not at all): each
+``gen_ai.client.inference.operation.details`` record holds one model call's whole input and
+output, so a record whose span is not in the source stands in for that span, grouped into runs by
+its trace id. Records that carry no trace id (no tracer provider was set) are joined into runs by
+their history: a call whose input begins with an earlier call's input and output goes on from it.
+Without tool spans, whether an unanswered call's tool ran is not recorded.
 """
 
 from __future__ import annotations
@@ -241,6 +248,7 @@ class _Event:
     time: int
     attrs: dict[str, Any]
     body: Any = None
+    where: str = ""
 
 
 @dataclass
@@ -256,6 +264,9 @@ class _Span:
     status: int = 0
     status_message: str = ""
     events: list[_Event] = field(default_factory=list)
+    # a stand-in made from log records: "traced" (its span is not in the source), "untraced"
+    # (the records carry no trace id), "" for a real span
+    from_records: str = ""
 
     @property
     def op(self) -> str:
@@ -263,9 +274,12 @@ class _Span:
         return op if isinstance(op, str) else ""
 
 
-def _collect(source: Source, t: Transcript) -> tuple[dict[tuple[str, str], _Span], list[tuple[str, str, _Event]]]:
+_Log = tuple[str | None, str | None, _Event]  # (trace id, span id, record): ids None when absent
+
+
+def _collect(source: Source, t: Transcript) -> tuple[dict[tuple[str, str], _Span], list[_Log]]:
     spans: dict[tuple[str, str], _Span] = {}
-    logs: list[tuple[str, str, _Event]] = []
+    logs: list[_Log] = []
     seen = False
     for where, req in requests_of(source, t):
         if not isinstance(req, dict):
@@ -320,20 +334,104 @@ def _span(s: dict[str, Any], where: str, t: Transcript) -> _Span | None:
     return sp
 
 
-def _log(r: dict[str, Any], where: str, t: Transcript) -> tuple[str, str, _Event] | None:
+def _log(r: dict[str, Any], where: str, t: Transcript) -> _Log | None:
     attrs = _kv(r.get("attributes"), where, t)
     name = r.get("eventName") if isinstance(r.get("eventName"), str) and r.get("eventName") else attrs.get("event.name")
     if not isinstance(name, str) or not name.startswith("gen_ai."):
         t.skip("log_record:other")
         return None
     trace, sid = _hex_id(r.get("traceId"), 16), _hex_id(r.get("spanId"), 8)
-    if trace is None or sid is None:
-        t.skip("log_record:no_span")
-        t.warnings.append(f"{where}: a {name} record tied to no span; skipped")
-        return None
     body = _any_value(r["body"], where, t) if isinstance(r.get("body"), dict) and r["body"] else None
     time = _nanos(r.get("timeUnixNano")) or _nanos(r.get("observedTimeUnixNano")) or 0
-    return trace, sid, _Event(name, time, attrs, body)
+    return trace, sid, _Event(name, time, attrs, body, where)
+
+
+# --------------------------------------------------------------------------- log records alone
+
+_CONTENT_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions"})
+
+
+def _tie(spans: dict[tuple[str, str], _Span], logs: list[_Log], t: Transcript) -> None:
+    """Each record onto its span; a model call's record whose span is not in the source becomes
+    a stand-in span (records of one span id together), and records without ids are joined into
+    runs by their history (``_untraced_runs``)."""
+    orphans: dict[tuple[str, str], list[_Event]] = {}
+    untraced: list[_Event] = []
+    for trace, sid, ev in logs:
+        if trace is None or sid is None:
+            if ev.name == _DETAILS_EVENT:  # one record is a whole call: it can stand alone
+                untraced.append(ev)
+            else:
+                t.skip("log_record:no_span")
+                t.warnings.append(f"{ev.where}: a {ev.name} record tied to no span; skipped")
+            continue
+        sp = spans.get((trace, sid))
+        if sp is not None:
+            sp.events.append(ev)
+        else:
+            orphans.setdefault((trace, sid), []).append(ev)
+    for (trace, sid), evs in orphans.items():
+        spans[(trace, sid)] = _stand_in(trace, sid, evs, "traced")
+    for n, (run, ev) in enumerate(_untraced_runs(untraced), 1):
+        spans[(run, f"record-{n}")] = _stand_in(run, f"record-{n}", [ev], "untraced")
+
+
+def _stand_in(trace: str, sid: str, evs: list[_Event], kind: str) -> _Span:
+    """A model span made of the records that describe it: their attributes but the content."""
+    attrs: dict[str, Any] = {}
+    for ev in evs:
+        src = {**(ev.body if isinstance(ev.body, dict) else {}), **ev.attrs}
+        attrs.update({k: v for k, v in src.items() if k not in _CONTENT_KEYS})
+    times = [ev.time for ev in evs]
+    op, model = attrs.get("gen_ai.operation.name"), attrs.get("gen_ai.request.model")
+    name = " ".join(x for x in (op, model) if isinstance(x, str)) or evs[0].name
+    return _Span(trace, sid, None, name, min(times), max(times), attrs, evs[0].where, events=list(evs),
+                 from_records=kind)
+
+
+def _signature(v: Any) -> tuple[Any, ...]:
+    """A message list as (role, (type, id, text) per part): what stays the same when an
+    output message comes back as the next call's input (finish_reason and the like go)."""
+    if isinstance(v, str):
+        try:
+            v = json.loads(v)
+        except ValueError:
+            return ()
+    if not isinstance(v, list):
+        return ()
+    out = []
+    for m in v:
+        if not isinstance(m, dict):
+            continue
+        parts = m.get("parts")
+        if not isinstance(parts, list):
+            parts = []
+        out.append((m.get("role"), tuple(
+            (p.get("type"), p.get("id"), p.get("content") if isinstance(p.get("content"), str) else None)
+            for p in parts if isinstance(p, dict))))
+    return tuple(out)
+
+
+def _untraced_runs(events: list[_Event]) -> list[tuple[str, _Event]]:
+    """(run name, record) for records that carry no trace id, in time order: a call whose input
+    begins with the input and output of a run's latest call goes on that run (the longest such
+    history wins); any other starts ``untraced-N``."""
+    runs: list[tuple[str, tuple[Any, ...]]] = []  # (name, the history after its latest call)
+    out: list[tuple[str, _Event]] = []
+    for ev in sorted(events, key=lambda e: e.time):
+        src = {**(ev.body if isinstance(ev.body, dict) else {}), **ev.attrs}
+        inp, outp = _signature(src.get("gen_ai.input.messages")), _signature(src.get("gen_ai.output.messages"))
+        best: int | None = None
+        for k, (_, sig) in enumerate(runs):
+            if sig and inp[: len(sig)] == sig and (best is None or len(sig) > len(runs[best][1])):
+                best = k
+        if best is None:
+            runs.append((f"untraced-{len(runs) + 1}", inp + outp))
+            best = len(runs) - 1
+        else:
+            runs[best] = (runs[best][0], inp + outp)
+        out.append((runs[best][0], ev))
+    return out
 
 
 # --------------------------------------------------------------------------- messages of a model call
@@ -640,15 +738,13 @@ def _threads(runs: dict[str, _Run]) -> dict[str, list[_Run]]:
 def load(source: Source, name: str, *, thread: str | None = None) -> Transcript:
     t = Transcript(source.name, name, [])
     spans, logs = _collect(source, t)
-    for trace, sid, ev in logs:
-        sp = spans.get((trace, sid))
-        if sp is None:
-            t.skip("log_record:span_missing")
-            continue
-        sp.events.append(ev)
+    _tie(spans, logs, t)
     threads = _threads(_runs(spans, t))
     if not threads:
-        raise TranscriptError(f"{source.name}: holds log records but no spans to tie them to")
+        raise TranscriptError(
+            f"{source.name}: holds no span and no {_DETAILS_EVENT} log record (the one that holds a "
+            "model call's messages); its GenAI log records alone do not make a conversation"
+        )
     if thread is None:
         if len(threads) > 1:
             raise MultipleThreads(source.name, list(threads))
@@ -673,8 +769,11 @@ def _build(t: Transcript, runs: list[_Run]) -> None:
             calls.append(c)
             dialects.add(c.dialect)
     tools = [s for s in run_spans if s.op == "execute_tool"]
-    t.meta.update({"traces": sorted({r.trace for r in runs}), "model_calls": len(calls),
-                   "tool_spans": len(tools), "dialects": sorted(dialects)})
+    t.meta.update({"traces": sorted({s.trace for s in run_spans if s.from_records != "untraced"}),
+                   "model_calls": len(calls), "tool_spans": len(tools), "dialects": sorted(dialects)})
+    from_records = sum(1 for c in calls if c.span.from_records)
+    if from_records:
+        t.meta["calls_from_log_records"] = from_records  # their spans are not in the source
     for key in ("gen_ai.agent.name", "gen_ai.request.model", "gen_ai.provider.name", "gen_ai.system",
                 "gen_ai.conversation.id"):
         for s in run_spans:
@@ -723,12 +822,18 @@ def _dangling(t: Transcript, last: _Call, out: list[Message], tools: list[_Span]
     if not isinstance(final, AssistantMessage) or not final.tool_calls:
         return
     index = len(t.messages) - 1
+    sp = last.span
+    if sp.from_records == "untraced":
+        asker = f"the model call of log record {sp.where} (it carries no trace id)"
+    elif sp.from_records:
+        asker = f"the log record of model span {sp.id} of trace {sp.trace} (the span is not in the source)"
+    else:
+        asker = f"model span {sp.id} of trace {sp.trace}"
     for c in final.tool_calls:
         spans = [s for s in tools if s.start >= last.span.start and (
             s.attrs.get("gen_ai.tool.call.id") == c.id
             or ("gen_ai.tool.call.id" not in s.attrs and (s.attrs.get("gen_ai.tool.name") or "") == c.name))]
-        text = (f"{c.name} (call {c.id}) was asked for by model span {last.span.id} of trace {last.span.trace}; "
-                "no later model call answers it")
+        text = f"{c.name} (call {c.id}) was asked for by {asker}; no later model call answers it"
         ran = next((s for s in spans if s.end is not None and s.status != _STATUS_ERROR
                     and s.attrs.get("gen_ai.tool.call.result") is not None), None)
         if ran is not None:
@@ -738,5 +843,10 @@ def _dangling(t: Transcript, last: _Call, out: list[Message], tools: list[_Span]
                                     f"{text}: the tool ran (span {ran.id}) and recorded its result, "
                                     "which the model never saw; repair offers that result", [c.id]))
         else:
-            seen = f"; its tool span {spans[0].id} has no result" if spans else "; no tool span recorded it"
+            if spans:
+                seen = f"; its tool span {spans[0].id} has no result"
+            elif not tools and last.span.from_records:
+                seen = "; the source holds no tool spans, so whether the tool ran is not recorded"
+            else:
+                seen = "; no tool span recorded it"
             t.markers.append(Marker("dangling_call", index, text + seen, [c.id]))

@@ -25,6 +25,7 @@ __all__ = ["OtlpReceiver", "otlp_receiver"]
 _IDS = frozenset({"traceId", "spanId", "parentSpanId"})
 _JSON = "application/json"
 _PROTOBUF = "application/x-protobuf"
+_UNTRACED = ""  # where log records without a trace id are kept (the reader joins them by history)
 
 
 class _Trace:
@@ -85,7 +86,7 @@ class OtlpReceiver:
     def traces(self) -> list[str]:
         """Trace ids held, oldest first."""
         with self._lock:
-            return list(self._traces)
+            return [t for t in self._traces if t != _UNTRACED]
 
     def span_count(self) -> int:
         with self._lock:
@@ -167,7 +168,9 @@ class OtlpReceiver:
             for x in items:
                 trace = _hex_id(x.get("traceId"), 16)
                 if trace is None:
-                    continue
+                    if spans:
+                        continue
+                    trace = _UNTRACED  # a record of a process with no tracer: held all the same
                 t = self._traces.get(trace)
                 if t is None:
                     t = self._traces[trace] = _Trace()

@@ -30,15 +30,17 @@ _INPUT_AT = re.compile(r"input\[(\d+)\]")
 
 
 class ItemReader:
-    """Collects items (each with the place it came from) and markers, then converts once."""
+    """Collects items (each with the place it came from, and what the source says of it: its
+    time, the model, tokens) and markers, then converts once."""
 
     def __init__(self, t: Transcript) -> None:
         self.t = t
         self.items: list[dict[str, Any]] = []
         self.places: list[str] = []
+        self.stamps: list[dict[str, Any]] = []  # per item: "time", "at", "model", "tokens" where known
         self._marks: list[tuple[int, Marker]] = []  # (number of items before it, marker)
 
-    def add(self, item: Any, place: str) -> None:
+    def add(self, item: Any, place: str, stamp: dict[str, Any] | None = None) -> None:
         """One persisted item; what canonical messages cannot hold is counted in ``skipped``."""
         if not isinstance(item, dict):
             self.t.skip("malformed_item")
@@ -71,6 +73,33 @@ class ItemReader:
             self.t.failed(item["call_id"])
         self.items.append(item)
         self.places.append(place)
+        self.stamps.append(dict(stamp or {}))
+
+    def stamp_last_answer(self, **what: Any) -> None:
+        """What the source says of the model's last answer so far (its tokens): on its last item."""
+        for k in range(len(self.items) - 1, -1, -1):
+            if _answers(self.items[k]):
+                self.stamps[k].update(what)
+                return
+
+    def details(self, messages: list[Message]) -> dict[int, dict[str, Any]]:
+        """Per canonical message: the time of its first item, and the model and tokens its items
+        carry. Empty when the items do not group into ``messages`` as read here (nothing is
+        better than a time on the wrong message)."""
+        at = _message_of_items(self.items)
+        if not at or at[-1] != len(messages) - 1:
+            return {}
+        out: dict[int, dict[str, Any]] = {}
+        for i, stamp in zip(at, self.stamps, strict=True):
+            if not stamp:
+                continue
+            d = out.setdefault(i, {})
+            for key, v in stamp.items():
+                if key in ("time", "at"):
+                    d.setdefault(key, v)
+                else:
+                    d[key] = v
+        return out
 
     def mark(self, kind: str, text: str, ids: list[str] | None = None) -> None:
         """A marker at the current end of the conversation."""
@@ -80,6 +109,7 @@ class ItemReader:
         """Compaction: the history so far is replaced by ``items``."""
         self.items.clear()
         self.places.clear()
+        self.stamps.clear()
         self._marks = [(0, m) for _, m in self._marks]
         for j, item in enumerate(items):
             self.add(item, f"{place}, replacement_history[{j}]")
@@ -101,6 +131,46 @@ class ItemReader:
             place = self.places[int(m.group(1))] if m and int(m.group(1)) < len(self.places) else "an item"
             text = _INPUT_AT.sub("item", text)
             raise TranscriptError(f"{self.t.source}: {place}: {text}") from exc
+
+
+def _answers(item: dict[str, Any]) -> bool:
+    """An item the model wrote (its text, reasoning or a call)."""
+    kind = item.get("type", "message")
+    return kind in ("reasoning", "function_call") or (kind == "message" and item.get("role") == "assistant")
+
+
+def _has_text(item: dict[str, Any]) -> bool:
+    c = item.get("content")
+    if isinstance(c, str):
+        return bool(c)
+    return isinstance(c, list) and any(isinstance(p, dict) and (p.get("text") or p.get("refusal")) for p in c)
+
+
+def _message_of_items(items: list[dict[str, Any]]) -> list[int]:
+    """The canonical message each item lands in, grouped as ``from_responses_input`` groups
+    them (consecutive items of one answer make one assistant message); ``details`` checks the
+    count against the conversion's."""
+    out: list[int] = []
+    n = -1  # the last message so far
+    cur = False  # an assistant message is open
+    text = calls = False  # ... and holds text, calls
+    for item in items:
+        kind, role = item.get("type", "message"), item.get("role")
+        if kind == "message" and role == "assistant":
+            if not cur or text or calls:
+                n, cur, calls = n + 1, True, False
+            text = text or _has_text(item)
+        elif kind == "reasoning":
+            if not cur or calls:
+                n, cur, text, calls = n + 1, True, False, False
+        elif kind == "function_call":
+            if not cur:
+                n, cur, text = n + 1, True, False
+            calls = True
+        else:  # a user, system or developer message, a call's output: a message of its own
+            n, cur, text, calls = n + 1, False, False, False
+        out.append(n)
+    return out
 
 
 # How Codex's shell tools head their output: "Exit code: N" (shell), "Process exited with code N"

@@ -2,8 +2,9 @@
 
 ``write_session(inspection, "claude_code" | "codex" | "opencode")`` copies the session under a
 new id next to the original (never in place) and answers each call that never returned, under
-its own id, with the repair text (``INTERRUPTED_READ_ONLY`` for a tool that only reads, else
-``INTERRUPTED_MAY_HAVE_RUN``). The rest of the session is kept as the tool wrote it, so the
+its own id, with the text the inspection decided the model reads (``core.repair``'s one decision:
+``INTERRUPTED_READ_ONLY`` for a tool that only reads, else ``INTERRUPTED_MAY_HAVE_RUN``), the
+same text its report and every view show. The rest of the session is kept as the tool wrote it, so the
 tool's own resume reads it as one of its own:
 
 - Claude Code: ``<new id>.jsonl`` beside the original; a ``tool_result`` line is hung from each
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY
+from ..core.repair import interrupted_text
 from .base import TranscriptError
 
 __all__ = ["WRITE_BACK_FORMATS", "WrittenSession", "write_session"]
@@ -62,8 +63,8 @@ class WrittenSession:
 
 def write_session(inspection: Any, to: str, *, read_only: Collection[str] | None = None) -> WrittenSession:
     """Write the repaired session of ``inspection`` (an ``Inspection`` of a session of tool ``to``)
-    as a new session; ``read_only`` names the tools that only read (default: the tool's own
-    knowledge of its built-in tools)."""
+    as a new session; ``read_only`` names the tools that only read (default: what the inspection
+    decided, which its report shows)."""
     if to not in WRITE_BACK_FORMATS:
         raise ValueError(f"cannot write a {to!r} session; one of {', '.join(WRITE_BACK_FORMATS)}")
     if getattr(inspection, "format", None) != to:
@@ -71,12 +72,12 @@ def write_session(inspection: Any, to: str, *, read_only: Collection[str] | None
             f"{getattr(inspection, 'source', '?')} is a {getattr(inspection, 'format', '?')} transcript: "
             f"only a {to} session can be written back as a {to} session"
         )
-    from . import format_module
-
-    known: frozenset[str] = getattr(format_module(to), "READ_ONLY_TOOLS", frozenset())
-    is_ro: Callable[[str], bool] = (set(read_only).__contains__ if read_only is not None else known.__contains__)
     calls = _dangling(inspection)
-    texts = {cid: (INTERRUPTED_READ_ONLY if is_ro(name) else INTERRUPTED_MAY_HAVE_RUN) for cid, name in calls.items()}
+    if read_only is not None:
+        is_ro: Callable[[str], bool] = set(read_only).__contains__
+        texts = {cid: interrupted_text(is_ro(name)) for cid, (name, _) in calls.items()}
+    else:
+        texts = {cid: told for cid, (_, told) in calls.items()}
     path = Path(inspection.source)
     if to == "claude_code":
         return _claude_code(path, texts)
@@ -85,15 +86,15 @@ def write_session(inspection: Any, to: str, *, read_only: Collection[str] | None
     return _opencode(path, inspection.thread, texts)
 
 
-def _dangling(inspection: Any) -> dict[str, str]:
-    """call id -> tool name of every call no result answers (the repaired history's interrupted
-    calls, and the abandoned calls off the branch)."""
-    out: dict[str, str] = {}
+def _dangling(inspection: Any) -> dict[str, tuple[str, str]]:
+    """call id -> (tool name, the text the inspection decided the model reads) of every call no
+    result answers (the repaired history's interrupted calls, and the abandoned calls off the branch)."""
+    out: dict[str, tuple[str, str]] = {}
     for r in getattr(inspection, "interrupted", []):
-        out[r.original_id] = r.name
+        out[r.original_id] = (r.name, r.note)
     for a in getattr(inspection, "abandoned", []):
         if a.call_id:
-            out.setdefault(a.call_id, a.name or "")
+            out.setdefault(a.call_id, (a.name or "", interrupted_text(bool(a.read_only))))
     return out
 
 

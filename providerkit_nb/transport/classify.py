@@ -22,6 +22,7 @@ from typing import Any
 
 from ..core.errors import BODY_LIMIT, ErrorKind, ProviderError
 from ..core.json_input import JsonInputError, read_json
+from ..core.overflow import is_context_overflow
 from .retry_after import rate_limit_info, should_retry
 from .scrub import scrub
 
@@ -101,6 +102,17 @@ _OVERLOAD_I = re.compile(
     _I,
 )
 _OVERLOAD_CS = re.compile(r"\bINTERNAL\b")
+# A setting of the request or of the server, refused with a 5xx: changing it is the fix, a retry
+# is not. llama.cpp started without --jinja answers a request with tools (or a tool_choice) with
+# 500 (tools/server/server-common.cpp); llama-cpp-python answers a field its request model does not
+# take with 500 and pydantic's validation error (llama_cpp/server/app.py); vLLM answers an
+# unsupported tool_choice on its Responses API with 501 (vllm-project/vllm#53626).
+SETTING = re.compile(
+    r"tools param requires --jinja flag|Unsupported param: tool_choice"
+    r"|\d+ validation errors?:?\s*\{'type': '\w+', 'loc': \('body',"
+    r"|Only 'auto' or 'none' tool_choice is supported",
+    _I,
+)
 _TIMEOUT = re.compile(r"timed out|timeout", _I)
 
 _ABORT_NAMES = frozenset({"AbortError", "APIUserAbortError"})
@@ -229,7 +241,7 @@ def _text_kind(status: int | None, text: str) -> ErrorKind:
         return ErrorKind.TIMEOUT
     client = status is None or status < 500
     if client and text:
-        if CONTEXT.search(text):
+        if CONTEXT.search(text) or is_context_overflow(text):
             return ErrorKind.CONTEXT
         if ENTITLEMENT.search(text):
             return ErrorKind.ENTITLEMENT
@@ -247,6 +259,8 @@ def _text_kind(status: int | None, text: str) -> ErrorKind:
         return ErrorKind.RATE
     if text and (_CONTENT_I.search(text) or _CONTENT_CS.search(text)):
         return ErrorKind.CONTENT
+    if text and SETTING.search(text):
+        return ErrorKind.INVALID
     if status is not None and (status in (529, 409, 425) or status >= 500):
         return ErrorKind.OVERLOAD
     if text:

@@ -8,6 +8,10 @@ project builds record, per call, the socket the request was written to: the call
 classes below attach their socket to it when they write. ``Hangup.abort()`` then shuts that
 socket from any thread; ``release()`` (when the response is closed, before its connection
 goes back to the pool) makes a late abort harmless to whoever uses the connection next.
+
+The same classes tell the sending thread's ``resend.Attempt`` what its request met: a new
+connection or a pooled one, and whether a byte of the response came back; and they set aside
+the idle pooled connections when the attempt must go out on a fresh one.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from .resend import current_attempt
 
 __all__ = ["Hangup", "bound", "tracking_httpx_transport", "tracking_requests_session"]
 
@@ -101,12 +107,20 @@ def _httpx_backend_class() -> Any:
             self._inner = inner
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            return self._inner.read(max_bytes, timeout)
+            data = self._inner.read(max_bytes, timeout)
+            if data:
+                a = current_attempt()
+                if a is not None:
+                    a.answered = True
+            return data
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
             h = current()
             if h is not None:
                 h.attach(self._inner.get_extra_info("socket"))
+            a = current_attempt()
+            if a is not None and a.reused is None:
+                a.reused = True  # no connection was opened for this attempt: a pooled one
             self._inner.write(buffer, timeout)
 
         def close(self) -> None:
@@ -116,16 +130,27 @@ def _httpx_backend_class() -> Any:
             return TrackedStream(self._inner.start_tls(ssl_context, server_hostname, timeout))
 
         def get_extra_info(self, info: str) -> Any:
+            if info == "is_readable":
+                a = current_attempt()
+                if a is not None and a.fresh_only:
+                    return True  # the pool takes an idle connection that reads as closed for expired
             return self._inner.get_extra_info(info)
+
+    def _opened() -> None:
+        a = current_attempt()
+        if a is not None:
+            a.reused = False
 
     class TrackingBackend(httpcore.NetworkBackend):
         def __init__(self, inner: Any) -> None:
             self._inner = inner
 
         def connect_tcp(self, *args: Any, **kw: Any) -> Any:
+            _opened()
             return TrackedStream(self._inner.connect_tcp(*args, **kw))
 
         def connect_unix_socket(self, *args: Any, **kw: Any) -> Any:
+            _opened()
             return TrackedStream(self._inner.connect_unix_socket(*args, **kw))
 
         def sleep(self, seconds: float) -> None:
@@ -179,13 +204,23 @@ def _requests_adapter_class() -> Any:
             pass
         return conn
 
+    def _pooled(conn: Any) -> Any:
+        """Tell the attempt whether ``conn`` is a kept-alive one (a fresh-only attempt closes
+        it first, so it connects anew)."""
+        a = current_attempt()
+        if a is not None:
+            if a.fresh_only and getattr(conn, "sock", None) is not None:
+                conn.close()
+            a.reused = getattr(conn, "sock", None) is not None
+        return _track(conn)
+
     class TrackedHTTPPool(HTTPConnectionPool):
         def _get_conn(self, timeout: float | None = None) -> Any:
-            return _track(super()._get_conn(timeout))
+            return _pooled(super()._get_conn(timeout))
 
     class TrackedHTTPSPool(HTTPSConnectionPool):
         def _get_conn(self, timeout: float | None = None) -> Any:
-            return _track(super()._get_conn(timeout))
+            return _pooled(super()._get_conn(timeout))
 
     class TrackingAdapter(HTTPAdapter):
         def init_poolmanager(self, *args: Any, **kw: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from ..core.errors import MALFORMED_CODE, MALFORMED_KIND, ErrorKind, ProviderError
 from .hangup import Hangup, bound, tracking_httpx_transport, tracking_requests_session
+from .resend import send_resending
 
 __all__ = [
     "Timeout",
@@ -180,8 +181,8 @@ class HttpxSender:
                 content=request.body,
                 timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
             )
-            with bound(request.hangup):
-                r = self.client.send(req, stream=True)
+            with bound(request.hangup):  # a kept-alive connection lost before any answer: once more
+                r = send_resending(lambda: self.client.send(req, stream=True), request.hangup)
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise _transport_error(provider, request, exc) from exc
         return _HttpxResponse(r, provider, request)
@@ -284,15 +285,18 @@ class RequestsSender:
 
         t = request.timeout
         try:
-            with bound(request.hangup):
-                r = self.session.request(
-                    request.method,
-                    request.url,
-                    headers=request.headers,
-                    data=request.body,
-                    stream=True,
-                    timeout=(t.connect, t.read),
-                    allow_redirects=False,
+            with bound(request.hangup):  # a kept-alive connection lost before any answer: once more
+                r = send_resending(
+                    lambda: self.session.request(
+                        request.method,
+                        request.url,
+                        headers=request.headers,
+                        data=request.body,
+                        stream=True,
+                        timeout=(t.connect, t.read),
+                        allow_redirects=False,
+                    ),
+                    request.hangup,
                 )
         except requests.RequestException as exc:
             raise _transport_error(provider, request, exc) from exc

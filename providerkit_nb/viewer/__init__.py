@@ -6,10 +6,12 @@ the widget and a saved notebook all show the same cards.
 
 from __future__ import annotations
 
-from .cards import Finding, Page, Row, align, build_page, page_of
+from .cards import Finding, NestedPage, Page, PageOptions, Row, align, build_page, page_of, scoped
 from .page import (
     findings_html,
     focus_rows,
+    headline,
+    highlight,
     report_html,
     rows_html,
     static_html,
@@ -19,13 +21,18 @@ from .page import (
 
 __all__ = [
     "Finding",
+    "NestedPage",
     "Page",
+    "PageOptions",
     "Row",
     "align",
     "build_page",
     "page_of",
+    "scoped",
     "findings_html",
     "focus_rows",
+    "headline",
+    "highlight",
     "report_html",
     "rows_html",
     "static_html",

@@ -21,10 +21,11 @@ CSS = """
 .pk-findings li:target{background:#fff8c5}
 .pk-badge{display:inline-block;font-size:11px;padding:0 5px;border-radius:3px;background:#eaeef2;color:#424a53;margin-left:4px;white-space:nowrap}
 .pk-row{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:8px;padding:2px 0;align-items:start}
-.pk-row.pk-one{grid-template-columns:minmax(0,1fr)}
+.pk-row.pk-one,.pk-row.pk-same{grid-template-columns:minmax(0,1fr)}
+.pk-row,.pk-card,.pk-findings li{scroll-margin-top:76px}
 .pk-empty{border:1px dashed #d0d7de;border-radius:4px;color:#8c959f;font-size:12px;padding:4px 8px}
 .pk-card{border:1px solid #d0d7de;border-radius:4px;padding:3px 8px;background:#fff;min-width:0}
-.pk-card:target,.pk-card.pk-hit{outline:2px solid #0969da}
+.pk-card:target,.pk-card.pk-hit,.pk-row.pk-hit,.pk-row:target{outline:2px solid #0969da}
 .pk-r-user{background:#f6fbff}.pk-r-system{background:#fafafa}.pk-r-tool{background:#fcfcfc}
 .pk-changed{background:#fff8e1;border-color:#d4a72c}
 .pk-flagged{border-left:4px solid #bf8700}
@@ -88,4 +89,24 @@ CSS = """
 .pk-exit{font-family:ui-monospace,monospace}
 .pk-todos{list-style:none;margin:2px 0;padding-left:4px}.pk-todo{margin:1px 0}
 .pk-tick{font-size:14px}.pk-todo-completed{color:#57606a}.pk-todo-in_progress{font-weight:600}
+.pk-took{color:#6e7781;margin-left:4px}
+.pk-path-note code{font-size:11px}
+.pk-nested{border:1px solid #d0d7de;border-left:4px solid #8250df;border-radius:4px;margin:4px 0;padding:2px 6px;background:#fbfaff}
+.pk-nested-branch{border-left-color:#8c959f;background:#fafafa}
+.pk-nested>summary{cursor:pointer;font-size:12px}
+.pk-nested-body{padding:2px 0 2px 4px}
+.pk-under{grid-column:1/-1}
+.pk-nested-ptr{margin:2px 0}
+.pk-timeline{margin:4px 0 8px}
+.pk-tl-grid{display:grid;grid-template-columns:80px minmax(0,1fr);border:1px solid #eaeef2;border-radius:4px;background:#fff}
+.pk-tl-names{font-size:11px;line-height:20px;padding-left:4px}.pk-tl-names>div{height:20px}
+.pk-tl-plot{position:relative;height:60px}
+.pk-tl-plot svg{display:block;width:100%;height:60px;overflow:visible}
+.pk-tl-axis{display:flex;justify-content:space-between;font-size:11px;color:#6e7781;padding-left:80px}
+.pk-tl-break{position:absolute;top:0;font-size:11px;color:#cf222e;font-weight:600;background:rgba(255,255,255,.85);padding:0 3px}
+.pk-tl-gap{position:absolute;bottom:0;font-size:10px;color:#6e7781;background:rgba(255,255,255,.85)}
+.pk-rendered{border:1px solid #d0d7de;border-radius:4px;padding:4px 8px;margin:2px 0;background:#fff}
+.pk-view mark{color:inherit}
+.pk-mark{background:#fff8c5;outline:1px solid #d4a72c;color:inherit}
+.pk-mark.pk-cur{background:#ffb700;outline:2px solid #bf8700}
 """

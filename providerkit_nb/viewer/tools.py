@@ -278,8 +278,26 @@ def _write(args: dict[str, Any], arguments: str, result: str | None, fold: _Card
     rows = _split(content)
     n = len(rows)
     gist = f' <span class="pk-what">write whole file</span>{_path(path)} <span class="pk-dstat"><span class="pk-plus">{n} line(s)</span></span>'
-    body = _numbered(rows, None, "content", fold, path=path)
+    body = _rendered(path, content) + _numbered(rows, None, "content", fold, path=path)
     return Layout(gist, body + _raw(fold))
+
+
+_MARKDOWN_FILES = (".md", ".markdown", ".mdx", ".mkd")
+
+
+def _rendered(path: str | None, content: str) -> str:
+    """A Markdown file as it reads, rendered by the cards' safe renderer (no raw HTML, no image
+    loaded, only http/https/mailto links), above its lines as written. Empty for other files,
+    and for text with no Markdown in it (it would read the same)."""
+    if not path or not path.lower().endswith(_MARKDOWN_FILES):
+        return ""
+    from .markdown import render_markdown
+
+    shown = render_markdown(content)
+    if shown is None:
+        return ""
+    return (f'<details class="pk-fold pk-rendered-md" open><summary>rendered (as a Markdown viewer shows it; '
+            f'its lines as written are below)</summary><div class="pk-rendered pk-md">{shown}</div></details>')
 
 
 # Cline's SEARCH/REPLACE blocks, both spellings of their markers
@@ -334,14 +352,41 @@ def _patch_text(arguments: str) -> str:
     return text[start:] if end < 0 else text[start : end + len("*** End Patch")]
 
 
+def _removed_first(lines: list[str]) -> list[str]:
+    """Each run of changed lines with what it removes before what it adds, as a diff reads (a
+    model writes a patch's ``+`` and ``-`` lines in any order; applying it does not care)."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):
+            run.append(line)
+            continue
+        out += [x for x in run if x[:1] == "-"] + [x for x in run if x[:1] == "+"]
+        run = []
+        out.append(line)
+    return out[:-1]
+
+
+def _added_files(patch: str) -> str:
+    """The Markdown files a patch adds, each rendered (what ``_rendered`` shows for a write)."""
+    out = []
+    for section in re.split(r"^(?=\*\*\* (?:Add|Update|Delete) File: )", patch, flags=re.M):
+        m = re.match(r"\*\*\* Add File: (.+)", section)
+        if m:
+            text = "\n".join(x[1:] for x in section.split("\n")[1:] if x.startswith("+"))
+            out.append(_rendered(m.group(1).strip(), text))
+    return "".join(out)
+
+
 def _patch(patch: str, shell: bool, arguments: str, result: str | None, fold: _Card) -> Layout | None:
-    """Codex's patch format (``*** Begin Patch``), already a diff: its lines marked, its files named."""
-    lines = patch.split("\n")
+    """Codex's patch format (``*** Begin Patch``), already a diff: its lines marked (what a change
+    removes before what it adds), its files named, a Markdown file it adds also shown rendered."""
+    lines = _removed_first(patch.split("\n"))
     files = [f"{'new' if op == 'Add' else 'delete' if op == 'Delete' else 'edit'} {path.strip()}" for op, path in _PATCH_FILE.findall(patch)]
     added, removed = _stat([x for x in lines if not x.startswith("***")])
     shown = "; ".join(files[:4]) + (f"; and {len(files) - 4} more" if len(files) > 4 else "")
     gist = f' <span class="pk-what">patch</span> <code class="pk-gist pk-path">{esc(shown)}</code>{_count(added, removed)}'
-    body = _diff_block(lines, "patch", fold)
+    body = _diff_block(lines, "patch", fold) + _added_files(patch)
     res = _terminal(result, fold) if result is not None and shell else None  # a shell ran it: its output
     return Layout(gist, body + _raw(fold), res)
 

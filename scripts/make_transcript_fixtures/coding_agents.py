@@ -10,6 +10,12 @@ whole process group gets SIGKILL while the command runs. The session it left is 
 once (the model now only answers in text) and the session after it is copied next to it, with
 the request body the resume sent (``...resume_request.json``). Versions go to VERSIONS.json.
 
+``subagents`` makes ``claude_code/subagents_killed.jsonl`` and its sub-agents' files (in
+``subagents_killed/subagents/``, as Claude Code lays them out beside a session): the model hands
+the work to a sub-agent (an Agent call), which runs ``ls`` and hands part of it to a second
+sub-agent, which reads ``app.py`` and runs ``sleep 30; ...``; the CLI's process group gets SIGKILL
+while that runs, so a call is left open at each of the three levels (``SUBAGENT_SCRIPTS``).
+
 ``edits`` makes ``claude_code/edits.jsonl`` instead: a whole session, run to its end, in which the
 scripted model reads a small ``app.py``, edits it, writes ``NOTES.md`` and runs ``cat NOTES.md``
 (``EDIT_SCRIPT``), so the viewer's per-tool layouts meet Claude Code's own records of those calls.
@@ -380,11 +386,88 @@ def make_edits(bin_dir: Path, work: Path) -> dict[str, Any]:
             "after_own_resume": []}
 
 
+SUB_PROMPT = "Look at the project with a helper"
+SUB_A = "List the files with ls, then ask a second helper to read app.py"
+SUB_B = "Read app.py, then wait for the marker"
+
+
+def subagent_scripts(project: Path) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """The main conversation's script and each sub-agent's, keyed by the prompt each starts with."""
+    return {
+        SUB_PROMPT: [("Agent", {"description": "Survey the project", "prompt": SUB_A, "subagent_type": "general-purpose"})],
+        SUB_A: [("Bash", {"command": "ls", "description": "List the files"}),
+                ("Agent", {"description": "Read app.py", "prompt": SUB_B, "subagent_type": "general-purpose"})],
+        SUB_B: [("Read", {"file_path": str(project / "app.py")}),
+                ("Bash", {"command": COMMAND_SLEEP, "description": "Wait, then write the marker file"})],
+    }
+
+
+COMMAND_SLEEP = "sleep 30; echo done > marker"
+
+
+def run_subagents(bin_dir: Path, root: Path, *, after: float = 3.0, timeout: float = 180.0) -> Agent:
+    """Claude Code with two nested sub-agents (``subagent_scripts``), killed while the inner one's
+    command runs; raises unless the three levels made their calls."""
+    agent = Agent("claude_code", root, allowed_tools="Agent,Task,Bash,Read")
+    shutil.rmtree(agent.root, ignore_errors=True)
+    agent.project.mkdir(parents=True)
+    (agent.project / "app.py").write_text(APP_PY)
+    with ScriptedServer(by_prompt=subagent_scripts(agent.project)) as server:
+        agent.prepare(server.url)
+        log = open(agent.root / "claude_code.log", "wb")
+        p = subprocess.Popen(agent.command(bin_dir, SUB_PROMPT), cwd=agent.project, env=agent.env(server.url),
+                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        t0 = time.monotonic()
+        while p.poll() is None and time.monotonic() - t0 < timeout and not any(
+                c["name"] == "Bash" for c in server.calls_sent[2:]):
+            time.sleep(0.2)
+        time.sleep(after)
+        _kill(p)
+        log.close()
+        sent = [c["name"] for c in server.calls_sent]
+    if sent != ["Agent", "Bash", "Agent", "Read", "Bash"]:
+        raise RuntimeError(f"claude_code sub-agents: calls {sent}; see {log.name}")
+    return agent
+
+
+def make_subagents(bin_dir: Path, work: Path) -> dict[str, Any]:
+    """``claude_code/subagents_killed.jsonl`` and ``claude_code/subagents_killed/subagents/*``, scrubbed."""
+    agent = run_subagents(bin_dir, work / "claude_code_subagents")
+    main = [f for f in agent.session_files() if f.parent.name != "subagents"]
+    assert len(main) == 1, main
+    dest = OUT / "claude_code"
+    shutil.rmtree(dest / "subagents_killed", ignore_errors=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        flat = Path(tmp)
+        shutil.copyfile(main[0], flat / "subagents_killed.jsonl")
+        subs = sorted(main[0].with_suffix("").joinpath("subagents").iterdir())
+        for f in subs:
+            shutil.copyfile(f, flat / f.name)
+        scrub(flat, work)
+        shutil.copyfile(flat / "subagents_killed.jsonl", dest / "subagents_killed.jsonl")
+        (dest / "subagents_killed" / "subagents").mkdir(parents=True)
+        for f in subs:
+            shutil.copyfile(flat / f.name, dest / "subagents_killed" / "subagents" / f.name)
+    return {"tool": "claude_code", "version": version("claude_code"), "subagents": ["subagents_killed.jsonl"],
+            "killed": [], "after_own_resume": []}
+
+
 def record_versions(results: list[dict[str, Any]]) -> None:
     path = ROOT / "tests" / "transcripts" / "fixtures" / "VERSIONS.json"
     versions = json.loads(path.read_text())
     node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
     for r in results:
+        for name in r.get("subagents", []):
+            versions[f"coding_agents/{r['tool']}/{name}"] = {
+                "script": "scripts/make_transcript_fixtures/coding_agents.py subagents",
+                "written_by": f"npm {PACKAGES[r['tool']]} {r['version']} (node {node}) against the scripted "
+                              "local model; the model hands the work to a sub-agent (Agent), which runs ls and hands "
+                              "part of it to a second sub-agent, which reads app.py and runs sleep 30: SIGKILL while "
+                              "that runs; the sub-agents' files are in subagents_killed/subagents/ as the CLI wrote them",
+                "made": time.strftime("%Y-%m-%d", time.gmtime()),
+            }
+        if r.get("subagents"):
+            continue
         for name in r.get("edits", []):
             versions[f"coding_agents/{r['tool']}/{name}"] = {
                 "script": "scripts/make_transcript_fixtures/coding_agents.py edits",
@@ -409,12 +492,13 @@ def record_versions(results: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str]) -> int:
     tools = argv or list(PACKAGES)
-    bin_dir = install(sorted({"claude_code" if t == "edits" else t for t in tools}))
+    bin_dir = install(sorted({"claude_code" if t in ("edits", "subagents") else t for t in tools}))
     results = []
     keep = os.environ.get("AGENT_FIXTURES_WORK")  # keep the homes to look at, else a temporary folder
     with tempfile.TemporaryDirectory(prefix="agent-fixtures-") as work:
         for tool in tools:
-            r = make_edits(bin_dir, Path(keep or work)) if tool == "edits" else make(tool, bin_dir, Path(keep or work))
+            maker = {"edits": make_edits, "subagents": make_subagents}.get(tool)
+            r = maker(bin_dir, Path(keep or work)) if maker else make(tool, bin_dir, Path(keep or work))
             print(json.dumps(r))
             results.append(r)
     record_versions(results)

@@ -1,9 +1,10 @@
 """Make the OpenTelemetry GenAI trace fixtures with the real instrumentations (offline, no key).
 
-    python otel.py drive FIXTURES_DIR --v2 PY --openllmetry PY --openinference PY
+    python otel.py drive FIXTURES_DIR --v2 PY --openllmetry PY --openinference PY [--only RUN,RUN]
 
 writes FIXTURES_DIR/otel/<run>/traces.jsonl (and logs.jsonl) and adds each run to
-FIXTURES_DIR/VERSIONS.json under ``otel/<run>``.
+FIXTURES_DIR/VERSIONS.json under ``otel/<run>``; ``--only`` makes the runs named (then only the
+venvs those runs use are needed).
 
 Each PY is the Python of a throwaway venv outside the repository (their pins clash):
 
@@ -20,6 +21,14 @@ numbers). Each agent runs in its own process (``agent`` below) and exports span 
 (``SimpleSpanProcessor``), so a SIGKILL loses only what had not ended. Two runs are killed with
 SIGKILL: one while its tool runs (the tool span never ends), one right after the tool span ended
 (the tool ran, the model never saw the result).
+
+The ``logs_only`` runs export log records and no spans (a LoggerProvider with the OTLP log
+exporter; a TracerProvider without any exporter, so the records still carry the trace and span
+ids of the calls they describe), with the content in both (``SPAN_AND_EVENT``): one
+``gen_ai.client.inference.operation.details`` record per model call. Two processes write to one
+file: one runs to its end, one is killed while its tool runs (its last record asks for a tool no
+later record answers). The ``logs_untraced`` runs set no tracer provider at all: their records
+carry no trace or span id.
 
 The agent and tool spans of the openai-v2 runs come from opentelemetry-util-genai's handler;
 OpenLLMetry and OpenInference make only the model spans, so there the agent and tool spans are
@@ -145,7 +154,7 @@ def _servers(sink: _Sink) -> tuple[ThreadingHTTPServer, ThreadingHTTPServer]:
     return model, otlp
 
 
-def drive(fixtures: Path, pythons: dict[str, str]) -> None:
+def drive(fixtures: Path, pythons: dict[str, str], only: set[str] | None = None) -> None:
     out = fixtures / "otel"
     out.mkdir(parents=True, exist_ok=True)
     sink = _Sink()
@@ -160,18 +169,28 @@ def drive(fixtures: Path, pythons: dict[str, str]) -> None:
         ("openai_v2_killed_after_tool", "v2", "latest", "after_tool"),
         ("openllmetry", "openllmetry", "openllmetry", None),
         ("openinference", "openinference", "openinference", None),
+        # two processes writing to one file each (a run to its end, then one killed mid-tool)
+        ("openai_v2_logs_only", "v2", "logs_only", None),
+        ("openai_v2_logs_only", "v2", "logs_only", "mid_tool"),
+        ("openai_v2_logs_untraced", "v2", "logs_untraced", None),
+        ("openai_v2_logs_untraced", "v2", "logs_untraced", "mid_tool"),
     ]
+    started: set[str] = set()
     for name, py_key, flavor, kill in runs:
+        if only is not None and name not in only:
+            continue
         target = out / name
         target.mkdir(exist_ok=True)
-        for f in target.glob("*.jsonl"):
-            f.unlink()
+        if name not in started:  # a folder's later runs add to what its first one wrote
+            started.add(name)
+            for f in target.glob("*.jsonl"):
+                f.unlink()
         sink.target = target
         marker = target / ".tool-running"
         env = {**os.environ, "OPENAI_API_KEY": "sk-test-not-a-key", "OPENAI_BASE_URL": base,
                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "FIXTURE_KILL": kill or "",
                "FIXTURE_MARKER": str(marker), "OTEL_SERVICE_NAME": f"fixture-{name}"}
-        if flavor == "latest":
+        if flavor in ("latest", "logs_only", "logs_untraced"):
             env["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
             env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_AND_EVENT"
         elif flavor == "events":  # content only in the log records, none on the spans
@@ -195,12 +214,18 @@ def drive(fixtures: Path, pythons: dict[str, str]) -> None:
             raise SystemExit(f"{name}: agent exited {rc}, expected {expected}")
         time.sleep(0.2)
         info = subprocess.run([pythons[py_key], __file__, "versions", flavor], capture_output=True, text=True, check=True)
+        how = {"killed": kill, "flavor": flavor,
+               "env": {k: env[k] for k in ("OTEL_SEMCONV_STABILITY_OPT_IN",
+                                           "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") if k in env}}
+        earlier = versions.get(f"otel/{name}")
+        if earlier is not None:  # one more process of the same file: its runs in order
+            runs_of = earlier["how"] if isinstance(earlier["how"], list) else [earlier["how"]]
+            earlier["how"] = [*runs_of, how]
+            continue
         versions[f"otel/{name}"] = {
             "script": "scripts/make_transcript_fixtures/otel.py",
             "written_by": json.loads(info.stdout),
-            "how": {"killed": kill, "flavor": flavor,
-                    "env": {k: env[k] for k in ("OTEL_SEMCONV_STABILITY_OPT_IN",
-                                                "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") if k in env}},
+            "how": how,
         }
     model.shutdown()
     otlp.shutdown()
@@ -220,6 +245,8 @@ def _versions(flavor: str) -> dict[str, str]:
     names += {
         "latest": ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
         "events": ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
+        "logs_only": ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
+        "logs_untraced": ["opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai"],
         "openllmetry": ["opentelemetry-instrumentation-openai"],
         "openinference": ["openinference-instrumentation-openai"],
     }[flavor]
@@ -239,9 +266,11 @@ def agent(flavor: str) -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    if flavor in ("latest", "events"):
+    if flavor not in ("logs_only", "logs_untraced"):  # logs_only: spans get ids (the records carry them) but go nowhere
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    if flavor != "logs_untraced":  # untraced: no tracer provider at all, so the records carry no ids
+        trace.set_tracer_provider(provider)
+    if flavor in ("latest", "events", "logs_only", "logs_untraced"):
         from opentelemetry._logs import set_logger_provider
         from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
         from opentelemetry.sdk._logs import LoggerProvider
@@ -290,7 +319,7 @@ def agent(flavor: str) -> None:
             if kill == "after_tool":
                 os.kill(os.getpid(), signal.SIGKILL)
 
-    if flavor in ("latest", "events"):
+    if flavor in ("latest", "events", "logs_only", "logs_untraced"):
         from opentelemetry.util.genai.handler import get_telemetry_handler
 
         handler = get_telemetry_handler()
@@ -332,7 +361,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "drive":
         args = sys.argv[3:]
         opts = dict(zip(args[::2], args[1::2], strict=False))
-        drive(Path(sys.argv[2]), {"v2": opts["--v2"], "openllmetry": opts["--openllmetry"],
-                                  "openinference": opts["--openinference"]})
+        pythons = {k: opts[f"--{k}"] for k in ("v2", "openllmetry", "openinference") if f"--{k}" in opts}
+        drive(Path(sys.argv[2]), pythons, set(opts["--only"].split(",")) if "--only" in opts else None)
     else:
         raise SystemExit(__doc__)

@@ -47,3 +47,36 @@ def test_cli_runs_the_demo() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert "== every change repair made" in proc.stdout
+
+
+def test_the_demo_report_says_what_it_shows(tmp_path: Path) -> None:
+    """The report is the repair (the history as stored before the resume, and as the resume sent
+    it): its title must not call it resumed, and the resumed answer is not in it."""
+    import html
+    import re
+
+    proc = subprocess.run([sys.executable, "-m", "providerkit_nb", "demo"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "demo-output" / "report.html").read_text(encoding="utf-8")
+    title = html.unescape(re.search(r"<title>(.*?)</title>", page, re.S).group(1))  # type: ignore[union-attr]
+    assert "resumed" not in title
+    assert "as stored" in title and "as the resume sent it" in title
+    stored = pk.NotebookStore(tmp_path / "demo-output" / "demo.providerkit.sqlite").load("crash-demo")
+    answer = stored[-1]
+    assert answer.role == "assistant" and not answer.tool_calls and answer.content
+    assert json_text(answer.content) not in page  # what the model said after the resume is not shown
+    # the resume first saved what the model was told for the call the kill interrupted (the
+    # library's settling), then the answer: the report shows the history before both
+    told = stored[-2]
+    marks = pk.NotebookStore(tmp_path / "demo-output" / "demo.providerkit.sqlite").call_marks("crash-demo")
+    assert told.role == "tool" and marks[told.tool_call_id].detail.get("by") == "library"
+    before = len(stored) - 2
+    assert f"{before} messages as stored" in page
+
+
+def json_text(text: str) -> str:
+    """How the report's embedded data spells a text (JSON inside the page)."""
+    import json
+
+    return json.dumps(text)[1:-1].replace("<", "\\u003c")

@@ -90,8 +90,8 @@ def test_html_writes_the_before_after_report_escaped(tmp_path):
     assert r.returncode == 1
     text = page.read_text()
     assert text.startswith("<!doctype html>") and "call_slow_1" in text
-    # the page's own two scripts (its data and its renderer) and no other: no CDN, nothing from the file
-    assert text.count("<script") == 2 and 'src="http' not in text
+    # the page's own script (its rows are in the page) and no other: no CDN, nothing from the file
+    assert text.count("<script") == 1 and 'src="http' not in text
 
 
 def test_repair_writes_canonical_jsonl_that_imports_and_validates(tmp_path):
@@ -137,7 +137,7 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     assert r.returncode == 1, r.stderr
     assert "1 problem(s)" in r.stdout and r.stdout.count(call_id + "'") == 1
     assert "dangling_tool_use" not in r.stdout and "dangling_function_call" not in r.stdout
-    assert "the provider says: " in r.stdout and wording in r.stdout
+    assert "the provider would answer: " in r.stdout and wording in r.stdout  # the views' words
     out = json.loads(run("inspect", src, "--json").stdout)
     assert [p["rule"] for p in out["problems"]] == ["dangling_call"]
     assert call_id in out["problems"][0]["message"] and wording in out["problems"][0]["provider_wording"]
@@ -151,3 +151,24 @@ def test_one_dangling_call_is_one_finding_with_the_provider_wording_everywhere(t
     shown = view.findings.value
     lost = [li for li in shown.split("<li ")[1:] if call_id in li and "pk-fk-lost_call" in li]
     assert len(lost) == 1 and "pk-fk-dangling_call" not in shown and html.escape(wording, quote=False) in lost[0]
+
+
+@pytest.mark.parametrize("to", ["claude_code", "codex", "opencode"])
+def test_output_with_a_coding_agents_to_is_a_usage_error_naming_why(tmp_path, to):
+    """The new session goes where the agent finds it (beside the original): ``-o`` cannot be
+    honoured, so it is refused rather than ignored, and nothing is written."""
+    src = tmp_path / "session.jsonl"
+    src.write_bytes((FIXTURES / "coding_agents" / "claude_code" / "killed_mid_tool.jsonl").read_bytes())
+    out = tmp_path / "elsewhere.jsonl"
+    r = run("repair", src, "--to", to, "-o", out)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert f"-o/--output cannot be used with --to {to}" in r.stderr
+    assert "beside the original" in r.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_read_only_without_a_coding_agents_to_is_a_usage_error(tmp_path):
+    out = tmp_path / "out.jsonl"
+    r = run("repair", FIXTURES / "vercel_ui_complete.json", "-o", out, "--read-only", "read_file")
+    assert r.returncode == 2 and "--read-only is only used with --to claude_code, codex or opencode" in r.stderr
+    assert not out.exists()

@@ -266,7 +266,8 @@ def test_interrupted_the_view_and_inspect_agree_right_after_stop_after_a_restart
         return (
             [r.id for r in c.interrupted],
             [r.id for r in pk.inspect(c).interrupted],
-            "1 interrupted call(s)" in view.status.value and "(call_2) never returned" in view.findings.value,
+            "1 interrupted call(s)" in view.status.value
+            and "(call_2) was stopped by the user while it ran" in view.findings.value,
         )
 
     assert seen(convo) == (["call_2"], ["call_2"], True)  # right after Stop, same process
@@ -285,5 +286,10 @@ def test_a_call_that_had_started_when_its_process_died_is_marked_lost_by_the_nex
     convo = pk.Conversation(store, "c", simulate.ScriptedProvider([simulate.text_turn("Checked.")]), tools, display=False)
     assert [r.id for r in convo.interrupted] == ["w1"]
     convo.resume()
-    assert store.call_marks("c")["w1"].state == "lost"
-    assert store.call_marks("c")["w1"].detail == {"was": "started"}
+    # lost (it had started, and has no result), then told: the resume's request carries the
+    # repair text, which is saved as its result, and the mark says both
+    mark = store.call_marks("c")["w1"]
+    assert mark.state == "answered" and mark.detail == {"was": "lost", "settled": "model", "by": "library"}
+    assert [(m.tool_call_id, m.content) for m in store.load("c") if m.role == "tool"] == [(
+        "w1", "This call was interrupted before it returned. It may have partly run, so check its effect "
+        "before calling it again.")]

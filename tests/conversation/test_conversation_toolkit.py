@@ -65,9 +65,11 @@ def test_send_json_returns_the_validated_answer_next_to_the_turn() -> None:
 
 
 def test_send_json_says_why_an_answer_did_not_fit() -> None:
-    with ChatServer([text_answer(['{"name": "Ada"}'])]) as srv:
+    # asked once more in the other JSON form first; the second reply's fault is the one reported
+    with ChatServer([text_answer(['{"name": "Ada"}']), text_answer(['{"name": "Ada", "age": "old"}'])]) as srv:
         reply = convo(srv).send("x", json=Person)
         assert reply.value is None and "age" in reply.error and reply.turn is not None
+        assert len(srv.requests) == 2
 
 
 def test_json_goes_on_every_step_of_a_tool_loop() -> None:

@@ -71,7 +71,7 @@ def test_a_result_is_saved_with_its_finished_mark_and_a_denial_with_its_mark() -
     ]
 
 
-def test_a_new_message_while_a_call_waits_is_one_step_with_what_the_call_is_told() -> None:
+def test_a_new_message_while_a_call_waits_saves_what_the_call_is_told_with_its_mark() -> None:
     store = Recording()
 
     def stop(call: pk.ToolCall) -> bool:
@@ -83,7 +83,7 @@ def test_a_new_message_while_a_call_waits_is_one_step_with_what_the_call_is_told
         convo.send("go")
     store.writes.clear()
     convo.send("never mind")
-    assert store.writes[0] == ("step", ("tool", "user"), (("call_2", "answered"),))
+    assert store.writes[:2] == [("step", ("tool",), (("call_2", "answered"),)), ("save", "user")]
     assert [m.role for m in store.load("c")][-3:] == ["tool", "user", "assistant"]
 
 

@@ -309,6 +309,7 @@ def test_repaired_is_plain_data() -> None:
                 "read_only": True,
                 "message_index": 1,
                 "note": RO,
+                "why": "read_only",
             }
         ],
         "changes": [

@@ -208,3 +208,25 @@ def test_items_from_two_providers_in_one_turn_are_refused() -> None:
     asm.feed(ReasoningItemsDelta("anthropic", [{"type": "thinking"}]))
     with pytest.raises(ValueError, match="two providers"):
         asm.feed(ReasoningItemsDelta("gemini", [{"x": 1}]))
+
+
+# --------------------------------------------------------------------------- notices
+
+
+def test_notices_are_collected_kept_and_read_back() -> None:
+    from providerkit_nb.stream import Notice, Turn, TurnAssembler
+
+    asm = TurnAssembler()
+    for c in (Notice("json_form", "JSON asked for as json_object", "json_object_schema"), TextDelta("{}"),
+              Notice("forced_call", "forced call not made", "none"), Finish("stop")):
+        asm.feed(c)
+    turn = asm.turn()
+    assert [n.kind for n in turn.notices] == ["json_form", "forced_call"]
+    assert turn.notice("json_form").value == "json_object_schema" and turn.notice("nope") is None
+    back = Turn.from_dict(turn.to_dict())
+    assert back.notices == turn.notices
+    assert turn == Turn(turn.message, None, "stop")  # metadata, not the turn's data
+    # a stored record with a damaged notice keeps the good ones
+    d = {**turn.to_dict(), "notices": [{"kind": "json_form"}, 3, {"kind": "x", "text": "y", "value": 5}]}
+    assert [(n.kind, n.text, n.value) for n in Turn.from_dict(d).notices] == [("x", "y", None)]
+    assert "notices" not in Turn(turn.message, None, "stop").to_dict()

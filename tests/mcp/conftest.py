@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import alive, gone_within  # noqa: F401  # the MCP tests import them from here
+
 SERVERS = Path(__file__).resolve().parent / "servers"
 DEMO = str(SERVERS / "demo_server.py")
 BAD = str(SERVERS / "bad_server.py")
@@ -34,28 +36,6 @@ def wait_for(path: Path, timeout: float = 30.0) -> str:
             return path.read_text()
         time.sleep(0.02)
     raise AssertionError(f"{path.name} did not appear within {timeout} s")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie child of ours counts as gone
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        return done == 0
-    except ChildProcessError:
-        return True  # not our child: it exists
-    return True
-
-
-def gone_within(pid: int, timeout: float = 15.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.fixture

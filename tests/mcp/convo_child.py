@@ -1,6 +1,7 @@
 """A process running a Conversation whose model calls an MCP tool; the test SIGKILLs it mid-call.
 
-``python convo_child.py STORE BASE_URL NOTES_DIR`` (the MCP server runs as this process's child)."""
+``python convo_child.py STORE BASE_URL NOTES_DIR`` (the MCP server runs as this process's child;
+which tool is called is the model's choice, i.e. the test's scripted answer)."""
 
 from __future__ import annotations
 

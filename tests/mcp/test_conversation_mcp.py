@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,29 @@ def test_sigkill_of_the_conversation_process_mid_call(tmp_path, notes, read_only
             assert convo.resume().message.content == "Resumed."
         sent = server.requests[1]["messages"]
         assert [m["content"] for m in sent if m["role"] == "tool"] == [text]
+
+
+def test_sigkill_of_the_process_group_mid_blocking_call_ends_the_server(tmp_path, notes):
+    """The process running the conversation has a session of its own and its whole group is
+    SIGKILLed while a blocking MCP tool sleeps. The server was started in a group of its own
+    (the SDK does that), so the kill does not reach it, and closing its stdin does not stop a
+    tool running in a worker thread: it used to finish the call (and write the note) 30 s
+    after the crash. Now it dies with the process that started it, before the side effect."""
+    delay = 30
+    answers = [call_answer("call_b", "write_note_blocking", json.dumps({"name": "k", "text": "late", "delay": delay}))]
+    with ChatServer(answers) as server:
+        child = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("convo_child.py")), str(tmp_path / "g.sqlite"),
+             server.base_url, str(notes)],
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, start_new_session=True,
+        )
+        try:
+            server_pid = int(wait_for(notes / "started-write_note_blocking", 60))
+            os.killpg(child.pid, signal.SIGKILL)
+            killed = time.monotonic()
+            assert child.wait(10) == -signal.SIGKILL
+        finally:
+            child.kill()
+        assert gone_within(server_pid, 5.0), "the MCP server outlived the killed process group"
+        assert time.monotonic() - killed < delay
+        assert not (notes / "k.txt").exists()  # the side effect never happened

@@ -1,10 +1,12 @@
 """Stop (a real SIGINT to a real Jupyter kernel) while an MCP call runs: the request is cancelled
 on the wire (the server sees notifications/cancelled), the store is left as Stop during a local
-tool leaves it, and resume tells the model; shutting the kernel down ends the server process."""
+tool leaves it, and resume tells the model; shutting the kernel down ends the server process, and
+so does a restart (the kernel killed mid-call), before the call's side effect."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -16,6 +18,17 @@ from .conftest import DEMO, gone_within, wait_for
 pytestmark = pytest.mark.timeout(180)
 
 
+def _setup(tmp_path, notes, server, cid: str) -> str:
+    """The kernel's first cell: the demo MCP server's tools in a Conversation ``cid`` on a store."""
+    return f"""
+import sys, providerkit_nb as pk
+tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
+store = pk.NotebookStore({str(tmp_path / f"{cid}.providerkit.sqlite")!r})
+provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
+convo = pk.Conversation(store, {cid!r}, provider, pk.ToolRegistry(tools), display=False)
+"""
+
+
 def test_stop_mid_mcp_call_in_a_real_kernel(tmp_path, notes):
     answers = [
         call_answer("call_w", "write_note", json.dumps({"name": "n", "text": "t", "delay": 60})),
@@ -24,14 +37,7 @@ def test_stop_mid_mcp_call_in_a_real_kernel(tmp_path, notes):
     with ChatServer(answers) as server:
         k = Kernel(tmp_path)
         try:
-            setup = f"""
-import sys, providerkit_nb as pk
-tools = pk.mcp_tools([sys.executable, {DEMO!r}], env={{"DEMO_NOTES_DIR": {str(notes)!r}}})
-store = pk.NotebookStore({str(tmp_path / "k.providerkit.sqlite")!r})
-provider = pk.openai(model="test-model", base_url={server.base_url!r}, api_key="test-key")
-convo = pk.Conversation(store, "k", provider, pk.ToolRegistry(tools), display=False)
-"""
-            assert k.run(setup)["status"] == "ok"
+            assert k.run(_setup(tmp_path, notes, server, "k"))["status"] == "ok"
             mid = k.start("convo.send('Write note n.')")
             pid = int(wait_for(notes / "started-write_note", 60))
             k.km.interrupt_kernel()
@@ -53,3 +59,23 @@ convo = pk.Conversation(store, "k", provider, pk.ToolRegistry(tools), display=Fa
         "The user stopped this call while it was running, before it returned. What it did up to "
         "that moment is done and the rest did not run, so check its effect before calling it again."
     ]
+
+
+def test_a_kernel_restart_mid_call_ends_the_server_before_the_side_effect(tmp_path, notes):
+    """Restart (the kernel process is killed, no cell runs, no atexit) while a blocking MCP tool
+    sleeps: the server must die with the kernel, not finish the call 30 s later."""
+    delay = 30
+    answers = [call_answer("call_b", "write_note_blocking", json.dumps({"name": "r", "text": "late", "delay": delay}))]
+    with ChatServer(answers) as server:
+        k = Kernel(tmp_path)
+        try:
+            assert k.run(_setup(tmp_path, notes, server, "r"))["status"] == "ok"
+            k.start("convo.send('Write note r.')")
+            pid = int(wait_for(notes / "started-write_note_blocking", 60))
+            restarted = time.monotonic()
+            k.km.restart_kernel(now=True)  # what the Restart button does to a busy kernel
+            assert gone_within(pid, 5.0), "the MCP server outlived the kernel restart"
+            assert time.monotonic() - restarted < delay
+            assert not (notes / "r.txt").exists()  # the side effect never happened
+        finally:
+            k.close()

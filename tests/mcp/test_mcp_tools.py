@@ -42,7 +42,8 @@ def test_tools_keep_their_hints_and_the_read_only_decision(notes):
     env = {"DEMO_NOTES_DIR": str(notes)}
     with mcp_tools(demo_command(), env=env) as untrusted:
         by = {t.name: t for t in untrusted}
-        assert sorted(by) == ["add", "big", "broken", "document", "picture", "read_note", "stats", "write_note"]
+        assert sorted(by) == ["add", "big", "broken", "document", "picture", "read_note", "stats", "write_note",
+                              "write_note_blocking"]
         assert not any(t.read_only for t in untrusted)  # default: nothing counts as read-only
         assert by["read_note"].hints == {"readOnlyHint": True, "openWorldHint": False}
         assert by["write_note"].hints == {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False}
@@ -221,3 +222,31 @@ def test_interpreter_exit_ends_the_server(notes):
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}, timeout=90)
     assert done.returncode == 0
     assert gone_within(int(wait_for(notes / "started-read_note")))
+
+
+def test_a_server_that_fails_as_it_starts_shows_its_last_lines_not_a_traceback(notes, capfd):
+    with pytest.raises(MCPServerError) as err:
+        mcp_tools(demo_command(), env={"DEMO_NOTES_DIR": str(notes), "DEMO_START": "crash"}, timeout=30)
+    text = str(err.value)
+    assert text.startswith("MCP server (python demo_server.py) exited or closed the connection during the handshake")
+    # the server's own last lines, one per line, the cause last
+    lines = text.split("Its last lines on stderr:\n", 1)[1].splitlines()
+    assert lines[0] == "    | Traceback (most recent call last):"
+    assert lines[-1] == f"    | RuntimeError: DEMO_NOTES_DIR {str(notes)!r} is not a folder of notes"
+    assert capfd.readouterr().err == ""  # nothing raw on this process's stderr
+
+
+def test_a_server_that_prints_to_stdout_is_refused_at_once_with_its_words(capfd):
+    started = time.monotonic()
+    with pytest.raises(MCPServerError) as err:
+        mcp_tools([sys.executable, BAD, "chatty"], timeout=60)
+    assert time.monotonic() - started < 30  # found at once, not by waiting out the handshake
+    text = str(err.value)
+    assert text.startswith(
+        "MCP server (python bad_server.py chatty): it sent a message that is not valid JSON-RPC "
+        "(it wrote 'Starting the notes server on stdio...' to stdout) during the handshake."
+    )
+    assert "must write only JSON-RPC to stdout" in text
+    assert text.endswith("Its last lines on stderr:\n    | chatty: config loaded from ./notes.toml")
+    err_out = capfd.readouterr().err
+    assert "Traceback" not in err_out and "Failed to parse" not in err_out  # the SDK's log stays quiet

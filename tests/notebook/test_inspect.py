@@ -38,7 +38,7 @@ def test_inspect_names_each_fault_with_the_provider_wording(name, fmt, rules):
     # and the view shows the same problems
     view = report.view
     shown = view.findings.value  # each problem is linked from the findings at its message
-    assert all(f'href="#{view.cards_page().anchor}m-{p.index}"' in shown for p in report.problems if p.index is not None)
+    assert all(f'href="#{view.id_prefix}m-{p.index}"' in shown for p in report.problems if p.index is not None)
     frame = report.problems_frame()
     assert set(frame["rule"]) == rules
 

@@ -112,8 +112,11 @@ convo = pk.Conversation(store, "k", provider, tools, display=False)
             r = k.run("turn = convo.resume()")
             assert r["status"] == "ok", r
             assert k.value("turn.message.content") == "I will check out.txt first."
-            assert k.value("[m.role for m in store.load('k')]") == ["user", "assistant", "assistant"]
-            assert k.value("pk.validate_history(convo.repair().messages) == []") is True
+            # what the model was told for the stopped call is saved as its result, so the stored
+            # history itself is whole and nothing calls the call open any more
+            assert k.value("[m.role for m in store.load('k')]") == ["user", "assistant", "tool", "assistant"]
+            assert k.value("pk.validate_history(store.load('k')) == []") is True
+            assert k.value("convo.interrupted") == []
         finally:
             k.close()
     sent = server.requests[2]["messages"]
@@ -336,3 +339,55 @@ convo = pk.Conversation(store, "o", provider, tools, approve="ask")
     assert "write_note" in last_above  # the turn that made the call, above the question
     last_below = after_box[-1]["content"]["data"]["text/html"]
     assert 'data-status="done"' in last_below and "wrote n.txt" in last_below and "Note written." in last_below
+
+
+def test_every_widget_message_answered_while_the_box_waits_gets_its_idle_so_a_fixed_edit_arrives(tmp_path):
+    """The protocol JupyterLab's widget manager follows: it sends a widget's next state update
+    only once the kernel has said "idle" for the last one. While the approval box waits, each
+    widget message must get that idle (and the cell be announced busy again), or the editor's
+    second change never leaves the browser: a fixed edit is never seen and the box stops
+    answering. The messages here are the ones JupyterLab sends (clicks and editor updates)."""
+    db = tmp_path / "e.providerkit.sqlite"
+    code = f"""
+import providerkit_nb as pk
+from providerkit_nb import simulate
+tools = pk.ToolRegistry([pk.define_tool("write_note", "Write a note.",
+    {{"type": "object", "properties": {{"path": {{"type": "string"}}}}, "required": ["path"]}},
+    lambda args: "wrote " + args["path"])])
+store = pk.NotebookStore({str(db)!r})
+provider = simulate.ScriptedProvider([simulate.call_turn([("write_note", {{"path": "a.txt"}})]),
+                                      simulate.text_turn("done")])
+convo = pk.Conversation(store, "e", provider, tools, display=False, approve="ask")
+"""
+    k = Kernel(tmp_path)
+    try:
+        assert k.run(code)["status"] == "ok"
+        cell = k.start("turn = convo.send('Write the note')")
+        is_box = lambda m: (m["msg_type"] == "display_data"  # noqa: E731
+                            and "application/vnd.jupyter.widget-view+json" in m["content"]["data"])
+        seen = _iopub_until(k, is_box)
+        opened = {m["content"]["comm_id"]: m["content"]["data"].get("state", {}) for m in seen if m["msg_type"] == "comm_open"}
+        comm = {st.get("description") or st.get("_model_name"): cid for cid, st in opened.items()}
+
+        def widget_msg(name: str, data: dict) -> list[dict]:
+            msg = k.kc.session.msg("comm_msg", {"comm_id": comm[name], "data": data})
+            k.kc.shell_channel.send(msg)
+            sent = msg["header"]["msg_id"]
+            got = _iopub_until(k, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle"
+                               and m["parent_header"].get("msg_id") == sent, timeout=10)
+            # and the cell is announced busy again: the kernel's indicator does not say idle meanwhile
+            got += _iopub_until(k, lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "busy"
+                                and m["parent_header"].get("msg_id") == cell, timeout=10)
+            return got
+
+        click = {"method": "custom", "content": {"event": "click"}}
+        widget_msg("Edit arguments", click)
+        widget_msg("TextareaModel", {"method": "update", "state": {"value": '{"path": 5'}, "buffer_paths": []})
+        widget_msg("Run with these arguments", click)  # refused: not JSON
+        widget_msg("TextareaModel", {"method": "update", "state": {"value": '{"path": "b.txt"}'}, "buffer_paths": []})
+        k.kc.shell_channel.send(k.kc.session.msg(
+            "comm_msg", {"comm_id": comm["Run with these arguments"], "data": click}))
+        assert k.reply(cell, timeout=30)["status"] == "ok"
+        assert k.value("[m.content for m in store.load('e') if m.role == 'tool']")[0].endswith("wrote b.txt")
+    finally:
+        k.close()

@@ -38,7 +38,7 @@ def long_history() -> list[pk.Message]:
 
 def _stored(view: HistoryView) -> list[int]:
     """Indexes of the stored messages whose cards the view shows now."""
-    return [int(i) for i in re.findall(r'class="pk-card[^"]*" id="v\d+-m-(\d+)"', view.cards.value)]
+    return [int(i) for i in re.findall(r'class="pk-card[^"]*" id="w\d+-m-(\d+)"', view.cards.value)]
 
 
 def _rows(view: HistoryView) -> list[str]:
@@ -130,7 +130,7 @@ def test_pages_and_filters_reach_every_row(long_history):
     assert view.page == 0
     shown = _stored(view)
     assert shown and all(long_history[i].role == "tool" for i in shown)
-    stored_roles = re.findall(r'class="pk-card pk-r-(\w+)[^"]*" id="v\d+-m-', view.cards.value)
+    stored_roles = re.findall(r'class="pk-card pk-r-(\w+)[^"]*" id="w\d+-m-', view.cards.value)
     assert stored_roles == ["tool"] * len(shown)  # (a stray result is sent as a user note: the other side)
     view.role.value = "all"
     view.repair()

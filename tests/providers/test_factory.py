@@ -90,8 +90,10 @@ def test_openai_pointed_at_a_local_server_is_a_compatible_server_without_a_key(
     assert path == "/v1/chat/completions"
     assert "authorization" not in {k.lower() for k in headers}
     assert "prompt_cache_key" not in body  # an OpenAI-only field
-    assert body["response_format"] == {"type": "json_object"}
-    assert body["messages"][-1]["role"] == "system" and '"required":["name"]' in body["messages"][-1]["content"]
+    # OpenAI's form first, on every server (a refusal is answered in the next form: see negotiation)
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"] == PERSON
+    assert [m["role"] for m in body["messages"]] == ["user"]
 
 
 def test_openai_on_another_remote_host_is_compatible_but_still_needs_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -102,7 +104,7 @@ def test_openai_on_another_remote_host_is_compatible_but_still_needs_a_key(monke
         pk.openai(model="m", base_url="https://llm.example.com/v1")
     p = pk.openai(model="m", base_url="https://llm.example.com/v1", api_key="k")
     body = p.build_request([pk.UserMessage("hi")], None, CallOptions(json=PERSON, max_tokens=5), stream=True).body
-    assert "prompt_cache_key" not in body and body["response_format"] == {"type": "json_object"}
+    assert "prompt_cache_key" not in body and body["response_format"]["type"] == "json_schema"
     assert body["max_tokens"] == 5 and "max_completion_tokens" not in body
     # told otherwise: the OpenAI behaviour on another host (a proxy in front of OpenAI)
     told = pk.openai(model="m", base_url="https://proxy.example.com/v1", api_key="k", id="openai")

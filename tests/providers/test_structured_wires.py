@@ -58,8 +58,16 @@ def test_chat_openai_states_strict_false_for_a_loose_schema_and_honours_an_expli
     assert body(p, json=fmt)["response_format"]["json_schema"] == {"name": "who", "schema": PERSON, "strict": False}
 
 
-def test_chat_compatible_servers_get_json_object_and_a_trailing_schema_prompt() -> None:
-    b = body(OpenAIChatProvider(model="deepseek-chat", api_key="k", id="deepseek"), json=PERSON)
+def test_chat_compatible_servers_get_openais_form_first() -> None:
+    b = body(OpenAIChatProvider(model="m", api_key="k", id="vllm"), json=PERSON)
+    assert b["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "answer", "schema": PERSON, "strict": True}
+    }
+    assert [m["role"] for m in b["messages"]] == ["system", "user"]
+
+
+def test_a_server_known_to_have_no_json_schema_gets_json_object_and_a_trailing_schema_prompt() -> None:
+    b = body(OpenAIChatProvider(model="deepseek-chat", api_key="k", id="deepseek", json_mode="object"), json=PERSON)
     assert b["response_format"] == {"type": "json_object"}
     # after the history: the cached prefix (system + earlier turns) is unchanged
     assert b["messages"][:2] == [{"role": "system", "content": "You are terse."},
@@ -83,8 +91,8 @@ def test_chat_with_tools_json_with_tools_prompt_carries_the_schema_only_in_the_p
 
 
 def test_json_mode_is_a_constructor_choice() -> None:
-    b = body(OpenAIChatProvider(model="m", api_key="k", id="vllm", json_mode="schema"), json=PERSON)
-    assert b["response_format"]["type"] == "json_schema"
+    b = body(OpenAIChatProvider(model="m", api_key="k", id="vllm", json_mode="object"), json=PERSON)
+    assert b["response_format"]["type"] == "json_object"
     with pytest.raises(ValueError, match="json_mode"):
         OpenAIChatProvider(model="m", api_key="k", json_mode="xml")
 
@@ -132,7 +140,7 @@ def _read_by_the_model(b: dict[str, Any]) -> str:
     [
         ResponsesProvider(model="gpt-5", api_key="k"),
         OpenAIChatProvider(model="gpt-5", api_key="k"),
-        OpenAIChatProvider(model="deepseek-chat", api_key="k", id="deepseek"),
+        OpenAIChatProvider(model="deepseek-chat", api_key="k", id="deepseek", json_mode="object"),
     ],
     ids=["responses", "chat-openai", "chat-compatible"],
 )

@@ -4,11 +4,13 @@ Starting a fresh interpreter per trial costs far more than a trial, so this proc
 everything once and forks one writer process per trial (a real process the test kills with
 SIGKILL). Requests, one JSON object per line, each answered with one JSON line:
 
-- ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out", "go"}`` ->
-  ``{"pid"}``: the writer opens the store, writes "ready" to ``out``, waits for the file ``go``
-  to exist (when given; then it also pauses 0.2 ms after each save), then saves the conversation
-  as fast as it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
+- ``{"op": "run", "kind", "target", "cid", "seed", "schema", "count", "out", "go", "peer",
+  "lead"}`` -> ``{"pid"}``: the writer opens the store, writes "ready" to ``out``, waits for
+  the file ``go`` to exist (when given), then saves the conversation as fast as
+  it can, writing each returned seq to ``out`` with one unbuffered write() after ``save``
   returned; with ``count`` it exits after that many saves, otherwise it runs until killed.
+  With ``peer`` (another writer's ``out``) it never gets more than ``lead`` saves ahead of that
+  writer: it waits, holding no lock, until the other catches up (see ``_keep_pace``).
 - ``{"op": "wait", "pid"}`` -> ``{"status"}``: reaps the writer; -9 when SIGKILL ended it.
 
 The writer builds its store after the fork, so no connection is shared with this process.
@@ -50,18 +52,35 @@ def writer(req: dict) -> None:
     while go and not os.path.exists(go):  # a start line, so several writers really overlap
         time.sleep(0.0005)
     count = int(req.get("count") or 0)
+    peer, lead = req.get("peer"), int(req.get("lead") or 0)
     for n, message in enumerate(conversation(int(req["seed"])), 1):
         saved = store.save(req["cid"], message)
         os.write(fd, b"%d\n" % saved.seq)
         if n == count:
             break
-        if go:
-            # Writers that start together also pause a moment after each save: a save takes
-            # tens of microseconds, and SQLite's busy handler makes the other writer sleep a
-            # millisecond or more, so without it one writer can run through all its saves
-            # while the other sleeps, and the writers never really take turns.
-            time.sleep(0.0002)
+        if peer:
+            _keep_pace(n, peer, lead, count)
     store.close()
+
+
+def _keep_pace(done: int, peer: str, lead: int, count: int) -> None:
+    """Wait while this writer is more than ``lead`` saves ahead of the one writing ``peer``.
+
+    A start line alone does not make two writers overlap: on a loaded machine one of them can
+    be descheduled, or asleep in SQLite's busy handler (which backs off 1, 2, 5, 10, 15, 20,
+    25 ms... between tries), while the other makes all its saves; then they hardly interleave
+    and the test proves nothing. Within ``lead`` saves of each other they still race for the
+    lock freely. Bounded: a writer whose peer died goes on after 30 s (and the test says why)."""
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline:
+        try:
+            with open(peer, "rb") as f:
+                theirs = f.read().count(b"\n") - 1  # the lines after "ready"
+        except FileNotFoundError:
+            theirs = 0
+        if done - theirs <= lead or theirs >= count:
+            return
+        time.sleep(0.0002)
 
 
 def child(req: dict) -> int:

@@ -34,6 +34,7 @@ TRIALS = 50
 SOAK_TRIALS = 500
 TWO_WRITER_TRIALS = 10
 STEADY = 120  # saves by the writer that is not killed
+PACE = 8  # two writers of one conversation stay within this many saves of each other
 
 
 def _canon(m) -> str:
@@ -90,15 +91,20 @@ def forker(tmp_path):
 
 class Child:
     def __init__(self, forker: Forker, backing: Backing, cid: str, seed: int, count: int = 0,
-                 go: Path | None = None):
+                 go: Path | None = None, peer: Path | None = None, lead: int = 0):
         self.forker = forker
         self.backing = backing
-        self.out = forker.workdir / f"{cid}-{seed}.out"
+        self.out = self.out_of(forker, cid, seed)
         self.err = Path(str(self.out) + ".err")
         self.pid = forker.ask(op="run", kind=backing.kind, target=backing.target, cid=cid,
                               seed=seed, schema=backing.schema, count=count, out=str(self.out),
-                              go=str(go) if go else None)["pid"]
+                              go=str(go) if go else None, peer=str(peer) if peer else None,
+                              lead=lead)["pid"]
         self.status: int | None = None
+
+    @staticmethod
+    def out_of(forker: Forker, cid: str, seed: int) -> Path:
+        return forker.workdir / f"{cid}-{seed}.out"
 
     def text(self) -> str:
         return self.out.read_text() if self.out.exists() else ""
@@ -256,10 +262,15 @@ def test_two_processes_one_killed_soak(durable, forker):
 
 def test_two_processes_one_conversation(durable, forker):
     """Two live writers on the same conversation at once: every save gets its own seq, none
-    fails, and each writer's messages appear in the order it saved them."""
+    fails, and each writer's messages appear in the order it saved them.
+
+    Each keeps within PACE saves of the other (crash_child's ``_keep_pace``): a start line
+    alone left the overlap to the scheduler, and on a loaded machine one writer sometimes made
+    nearly all its saves while the other was descheduled or asleep in SQLite's busy handler."""
     go = forker.workdir / "go"
-    a = Child(forker, durable, "shared", 1, count=STEADY, go=go)
-    b = Child(forker, durable, "shared", 2, count=STEADY, go=go)
+    a_out, b_out = Child.out_of(forker, "shared", 1), Child.out_of(forker, "shared", 2)
+    a = Child(forker, durable, "shared", 1, count=STEADY, go=go, peer=b_out, lead=PACE)
+    b = Child(forker, durable, "shared", 2, count=STEADY, go=go, peer=a_out, lead=PACE)
     a.wait_ready()
     b.wait_ready()
     go.touch()

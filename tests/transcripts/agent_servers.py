@@ -10,6 +10,8 @@ can check what the CLI sent. Used by the fixture maker and by the real-CLI tests
 
 On the Anthropic wire a ``script`` of ``(tool name, input)`` calls replaces the shell command: the
 request that has answered k calls gets call k (while the request offers that tool), then "Done.".
+``by_prompt`` gives each conversation its own script, picked by a text its first user message
+holds: a sub-agent's conversation starts with the prompt its parent's Agent call gave it.
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ class ScriptedServer:
     """``with ScriptedServer() as s: ... s.url ... s.requests``."""
 
     def __init__(self, command: str = COMMAND, *, tools: bool = True, id_prefix: str | None = None,
-                 script: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+                 script: list[tuple[str, dict[str, Any]]] | None = None,
+                 by_prompt: dict[str, list[tuple[str, dict[str, Any]]]] | None = None) -> None:
         import os
 
         self.command = command
         self.script = script  # Anthropic only: one call per turn, in order, then "Done."
+        self.by_prompt = by_prompt  # Anthropic only: a script per conversation, by its first prompt
         self.tools = tools  # False: only text replies (a resume that should not run anything)
         self.id_prefix = id_prefix or os.urandom(3).hex()  # call ids unique across servers
         self.requests: list[dict[str, Any]] = []  # {"path", "body"}
@@ -148,7 +152,8 @@ class ScriptedServer:
             isinstance(b, dict) and b.get("type") == "tool_result" for b in content
         )
         args: dict[str, Any] = {"command": self.command, "description": "Wait, then write the marker file"}
-        if self.script is None:
+        script = self._script_for(msgs)
+        if script is None:
             tool = self._decide(offered, answered)
         else:  # the step is how many calls this conversation has answered so far
             step = sum(
@@ -156,8 +161,8 @@ class ScriptedServer:
                 for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
             )
             tool = None
-            if self.tools and step < len(self.script) and self.script[step][0] in offered:
-                tool, args = self.script[step]
+            if self.tools and step < len(script) and script[step][0] in offered:
+                tool, args = script[step]
         n = self._next_id()
         mid = f"msg_{self.id_prefix}{n:04d}"
         model = body.get("model") or "claude-scripted"
@@ -192,6 +197,16 @@ class ScriptedServer:
                                "usage": {"output_tokens": 5}}),
             ("message_stop", {"type": "message_stop"}),
         ])
+
+    def _script_for(self, msgs: list[Any]) -> list[tuple[str, dict[str, Any]]] | None:
+        """``by_prompt``'s script for the conversation whose first user message holds its key."""
+        if not self.by_prompt:
+            return self.script
+        first = next((m for m in msgs if isinstance(m, dict) and m.get("role") == "user"), {})
+        content = first.get("content")
+        text = content if isinstance(content, str) else " ".join(
+            b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+        return next((sc for key, sc in self.by_prompt.items() if key in text), self.script)
 
     # ------------------------------------------------------------------ Responses (Codex)
 

@@ -12,7 +12,6 @@ Skips locally without the CLIs; fails under CI=true.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sqlite3
 import subprocess
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import IN_CI
+from tests.conftest import load_script, unavailable
 from tests.transcripts.agent_servers import ScriptedServer
 
 pytestmark = pytest.mark.agent_cli
@@ -31,27 +30,14 @@ REPO = Path(__file__).resolve().parents[2]
 MAY_HAVE_RUN = "It may have partly run, so check its effect before calling it again."
 
 
-def _maker() -> Any:
-    path = REPO / "scripts" / "make_transcript_fixtures" / "coding_agents.py"
-    spec = importlib.util.spec_from_file_location("coding_agents_maker", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-MAKER = _maker()
+MAKER = load_script(REPO / "scripts" / "make_transcript_fixtures" / "coding_agents.py")
 
 
 def _bin_dir(tool: str) -> Path:
     bin_dir = MAKER.CACHE / "node_modules" / ".bin"
     if not (bin_dir / MAKER.BINARIES[tool]).exists():
-        reason = (f"{MAKER.PACKAGES[tool]} is not installed in .cache/agent-clis "
-                  "(run .ci/run, or scripts/make_transcript_fixtures/coding_agents.py)")
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: it must be there)", pytrace=False)
-        pytest.skip(reason)
+        unavailable(f"{MAKER.PACKAGES[tool]} is not installed in .cache/agent-clis "
+                    "(run .ci/run, or scripts/make_transcript_fixtures/coding_agents.py)")
     return bin_dir
 
 

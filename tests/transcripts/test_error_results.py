@@ -9,6 +9,7 @@ a copy of a real fixture or a small file in the format's own shape.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -74,7 +75,9 @@ def test_claude_code_a_failed_command_among_good_ones(tmp_path: Path) -> None:
     assert [r.kinds for r in page.rows] == [[], ["error_result"], [], ["error_result"], []]
     call = page.rows[1].before_html
     assert call.count('<div class="pk-result pk-bad">') == 1
-    assert '<a class="pk-idx" href="#m-3">#3</a> result<span class="pk-badge pk-bad">error</span>' in call
+    # the result's number, how long the call took (the file's two times), then the badge
+    assert re.search(r'<a class="pk-idx" href="#m-3">#3</a> result <span class="pk-took"[^>]*>took 0\.0 s</span>'
+                     r'<span class="pk-badge pk-bad">error</span>', call)
 
 
 def test_codex_exit_codes_and_success_false(tmp_path: Path) -> None:

@@ -291,3 +291,156 @@ def test_older_openllmetry_indexed_attributes():
     assert [m.role for m in t.messages] == ["user", "assistant"]
     assert [(c.id, c.name, c.arguments) for c in t.messages[1].tool_calls] == [("call_9", "calc", '{"e": "2+2"}')]
     assert [m.kind for m in t.markers] == ["dangling_call"]
+
+
+# --------------------------------------------------------------------------- log records alone
+
+LOGS_ONLY, UNTRACED = OTEL / "openai_v2_logs_only", OTEL / "openai_v2_logs_untraced"
+DETAILS = "gen_ai.client.inference.operation.details"
+
+
+def _plain(v: dict[str, Any]) -> Any:
+    """An OTLP AnyValue as plain data (the test's own decoding)."""
+    kind, x = next(iter(v.items()))
+    if kind == "arrayValue":
+        return [_plain(i) for i in x.get("values", [])]
+    if kind == "kvlistValue":
+        return {i["key"]: _plain(i["value"]) for i in x.get("values", [])}
+    return int(x) if kind == "intValue" else x
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """Each log record of the folder's logs.jsonl, in file order: ids, time, decoded attributes."""
+    out = []
+    for line in (path / "logs.jsonl").read_text(encoding="utf-8").splitlines():
+        for rl in json.loads(line)["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                for r in sl["logRecords"]:
+                    out.append({"event": r.get("eventName"), "trace": r.get("traceId"),
+                                "time": int(r.get("timeUnixNano") or r["observedTimeUnixNano"]),
+                                **{a["key"]: _plain(a["value"]) for a in r["attributes"]}})
+    return out
+
+
+def _conversation_of(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a model call's record says the conversation was: its input, then its output."""
+    return record["gen_ai.input.messages"] + record["gen_ai.output.messages"]
+
+
+def _check_messages(found, expected: list[dict[str, Any]]) -> None:
+    """The transcript's messages are the record's messages, part for part."""
+    assert [m.role for m in found.messages] == [m["role"] for m in expected]
+    for m, want in zip(found.messages, expected, strict=True):
+        parts = want["parts"]
+        texts = [p["content"] for p in parts if p["type"] == "text"]
+        if m.role == "tool":
+            [resp] = [p for p in parts if p["type"] == "tool_call_response"]
+            assert (m.tool_call_id, m.content) == (resp["id"], resp["response"])
+        else:
+            assert m.content == "\n".join(texts)
+        if m.role == "assistant":
+            calls = [p for p in parts if p["type"] == "tool_call"]
+            assert [(c.id, c.name, json.loads(c.arguments)) for c in m.tool_calls or []] == [
+                (p["id"], p["name"], p["arguments"]) for p in calls]
+
+
+def _asked_and_unanswered(record: dict[str, Any]) -> list[str]:
+    return [p["id"] for m in record["gen_ai.output.messages"] for p in m["parts"] if p["type"] == "tool_call"]
+
+
+def test_log_records_alone_are_read_one_conversation_per_trace():
+    """What opentelemetry-instrumentation-openai-v2 writes with SPAN_AND_EVENT when only the log
+    records are exported: one details record per call, no spans. Two processes wrote the file:
+    one ran to its end, one was killed while its tool ran."""
+    assert not (LOGS_ONLY / "traces.jsonl").exists()
+    records = _records(LOGS_ONLY)
+    assert {r["event"] for r in records} == {DETAILS}
+    traces = list(dict.fromkeys(r["trace"] for r in records))
+    assert len(traces) == 2
+    listed = pk.inspect(LOGS_ONLY)
+    assert listed.needs_thread and sorted(listed.threads) == sorted(traces)
+    complete, killed = traces  # the file's order: the run to its end was written first
+    for trace in traces:
+        mine = sorted((r for r in records if r["trace"] == trace), key=lambda r: r["time"])
+        report = pk.inspect(LOGS_ONLY, thread=trace)
+        assert (report.format, report.thread, report.wire) == ("otel", trace, "openai_chat")
+        assert report.meta["calls_from_log_records"] == len(mine)
+        _check_messages(report, _conversation_of(mine[-1]))
+        if trace == complete:
+            assert len(mine) == 2 and report.valid and not report.interrupted, report.problems
+            assert report.messages[-1].content == "It is rainy in Paris, 12 degrees."  # the fixture server's answer
+        else:
+            [last] = mine
+            asked = _asked_and_unanswered(last)
+            assert asked and [r.original_id for r in report.interrupted] == asked
+            [marker] = [m for m in report.markers if m.kind == "dangling_call"]
+            assert marker.ids == asked and trace in marker.text
+            assert "whether the tool ran is not recorded" in marker.text
+            assert [p.rule for p in report.problems] == ["dangling_call"]
+            assert pk.validate_history(report.repaired.messages, wire=report.wire) == []
+    assert killed != complete
+
+
+def test_log_records_without_trace_ids_are_joined_by_their_history():
+    """No tracer provider was set: the records carry no trace or span id. A call whose input goes
+    on from an earlier call's input and output is the same conversation."""
+    records = sorted(_records(UNTRACED), key=lambda r: r["time"])
+    assert not any(r["trace"] for r in records)
+    first, second, other = records  # the run to its end (two calls), then the killed one (one call)
+    [asked] = _asked_and_unanswered(first)
+    assert asked in json.dumps(second["gen_ai.input.messages"])  # the second call answers the first's tool
+    assert asked not in json.dumps(other["gen_ai.input.messages"])
+    listed = pk.inspect(UNTRACED)
+    assert listed.threads == ["untraced-1", "untraced-2"]
+    done = pk.inspect(UNTRACED, thread="untraced-1")
+    _check_messages(done, _conversation_of(second))
+    assert done.valid and done.meta["traces"] == [] and done.meta["calls_from_log_records"] == 2
+    cut = pk.inspect(UNTRACED, thread="untraced-2")
+    _check_messages(cut, _conversation_of(other))
+    assert [r.original_id for r in cut.interrupted] == _asked_and_unanswered(other)
+    [marker] = [m for m in cut.markers if m.kind == "dangling_call"]
+    assert "carries no trace id" in marker.text
+
+
+def test_log_records_next_to_their_spans_are_read_as_before_and_a_lone_record_fills_in(tmp_path):
+    """With the spans there, the records go onto them (no stand-ins); a record whose span was
+    lost (the traces file cut) still gives its call."""
+    both = load(OTEL / "openai_v2_events")
+    assert "calls_from_log_records" not in both.meta
+    kept = tmp_path / "cut"
+    kept.mkdir()
+    (kept / "logs.jsonl").write_text((OTEL / "openai_v2_events" / "logs.jsonl").read_text(encoding="utf-8"))
+    spans = (OTEL / "openai_v2_events" / "traces.jsonl").read_text(encoding="utf-8").splitlines()
+    model_lines = [i for i, line in enumerate(spans) if '"gen_ai.operation.name"' in line and '"chat"' in line]
+    dropped = model_lines[-1]  # the last model call's span is lost
+    (kept / "traces.jsonl").write_text("\n".join(s for i, s in enumerate(spans) if i != dropped) + "\n")
+    t = load(kept)
+    assert t.meta["calls_from_log_records"] == 1
+    assert [m.role for m in t.messages] == [m.role for m in both.messages]
+
+
+def test_log_records_that_hold_no_model_call_are_our_error(tmp_path):
+    record = {"observedTimeUnixNano": "1", "eventName": "gen_ai.user.message",
+              "body": {"kvlistValue": {"values": [{"key": "content", "value": {"stringValue": "hi"}}]}}}
+    p = tmp_path / "logs.jsonl"
+    p.write_text(json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [record]}]}]}) + "\n")
+    with pytest.raises(TranscriptError, match=f"no span and no {DETAILS} log record"):
+        load(p)
+
+
+def test_the_real_instrumentation_writes_log_records_this_reads(tmp_path):
+    """The fixture script run now, with the installed openai SDK, opentelemetry-instrumentation-
+    openai-v2 and the OTLP log exporter against its scripted model server on 127.0.0.1."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "make_transcript_fixtures" / "otel.py"
+    done = subprocess.run([sys.executable, str(script), "drive", str(tmp_path), "--v2", sys.executable,
+                           "--only", "openai_v2_logs_only"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    made = tmp_path / "otel" / "openai_v2_logs_only"
+    records = _records(made)
+    assert len(records) == 3 and {r["event"] for r in records} == {DETAILS}
+    for trace in dict.fromkeys(r["trace"] for r in records):
+        mine = sorted((r for r in records if r["trace"] == trace), key=lambda r: r["time"])
+        _check_messages(load(made, thread=trace), _conversation_of(mine[-1]))

@@ -146,3 +146,20 @@ def test_watch_redraws_when_a_run_arrives(receiver):
         assert trace_id in watch.widget.value and "tool_ran_unseen" in watch.widget.value
     finally:
         watch.stop()
+
+
+def test_log_records_alone_are_held_and_read(receiver):
+    """What an agent exporting only its log records sends (the openai-v2 instrumentation's
+    details records, with and without trace ids): the conversations are there to inspect."""
+    from .conftest import FIXTURES
+
+    for name in ("openai_v2_logs_only", "openai_v2_logs_untraced"):
+        for line in (FIXTURES / "otel" / name / "logs.jsonl").read_text(encoding="utf-8").splitlines():
+            assert _post(receiver.url, "/v1/logs", line.encode())[0] == 200
+    traced = {json.loads(line)["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]["traceId"]
+              for line in (FIXTURES / "otel" / "openai_v2_logs_only" / "logs.jsonl").read_text().splitlines()}
+    assert sorted(receiver.traces()) == sorted(traced)  # the untraced ones are held, not listed as traces
+    report = pk.inspect(receiver)
+    assert sorted(report.threads) == sorted([*traced, "untraced-1", "untraced-2"])
+    assert [m.role for m in pk.inspect(receiver, thread="untraced-1").messages] == [
+        "system", "user", "assistant", "tool", "assistant"]

@@ -65,15 +65,23 @@ def test_a_valid_history_says_so_and_the_view_offers_no_repair() -> None:
     assert broken.actions.layout.display != "none"
 
 
-def test_text_cannot_close_the_data_tag() -> None:
+def test_text_cannot_close_the_data_tag(monkeypatch) -> None:
     evil = '</script><script>window.pwned=1</script><!--'
     msgs = [pk.UserMessage(evil), pk.AssistantMessage(evil)]
+    # a short page holds its rows in the document: the text is escaped there, the page's one script is its own
+    page_html = report_html(build_page(msgs))
+    assert page_html.count("<script") == 1 and page_html.count("</script>") == 1
+    assert page_html.count("&lt;/script&gt;&lt;script&gt;window.pwned=1") == 2
+    # a long one carries them as data: nothing inside can close the tag
+    from providerkit_nb.viewer import page as page_module
+
+    monkeypatch.setattr(page_module, "ALL_ROWS", 1)
     page_html = report_html(build_page(msgs))
     assert page_html.count("<script") == 2 and page_html.count("</script>") == 2
     data = re.search(r'<script type="application/json" id="pk-data">(.*?)</script>', page_html, re.S)
     assert data is not None
     rows = json.loads(data.group(1))["rows"]
-    assert evil.lower() in rows[0]["s"]  # the text survives, escaped only in transit
+    assert "&lt;/script&gt;&lt;script&gt;window.pwned=1" in rows[0]["h"]  # the text survives, escaped
 
 
 def test_the_rich_display_carries_static_html_and_text_next_to_the_widget() -> None:

@@ -157,12 +157,17 @@ def test_a_new_message_while_a_call_waits_tells_the_model_it_did_not_run(store, 
     assert validate_history(store.load("c")) == []
 
 
-def test_ask_in_a_terminal_reads_stdin(store, ws, monkeypatch, capsys):
-    monkeypatch.setattr("sys.stdin", io.StringIO("maybe\ne\nnot json\ne\n{\"path\": \"c.txt\"}\n"))
+def _answer_on_stdin(store: Any, ws: Any, monkeypatch: Any, capsys: Any, answers: str) -> str:
+    """approve="ask" in a terminal, ``answers`` typed on stdin: what the prompt printed."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(answers))
     provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
     convo = pk.Conversation(store, "c", provider, ws.registry(), display=False, approve="ask")
     convo.send("go")
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_ask_in_a_terminal_reads_stdin(store, ws, monkeypatch, capsys):
+    out = _answer_on_stdin(store, ws, monkeypatch, capsys, "maybe\ne\nnot json\ne\n{\"path\": \"c.txt\"}\n")
     assert "write_file" in out and '"path": "b.txt"' in out
     assert "Please answer y, n or e." in out and "That is not JSON" in out
     assert ws.ran[-1] == ("write_file", {"path": "c.txt"})
@@ -279,3 +284,65 @@ def test_the_terminal_display_ends_each_call_in_what_happened(store, ws, capsys)
     out = capsys.readouterr().out
     assert "<- read_file: done: contents of a.txt" in out
     assert "<- write_file: denied: The user declined this call" in out
+
+
+# --------------------------------------------------------------------------- edits that do not fit
+
+
+def test_the_widget_refuses_an_edit_that_does_not_fit_the_schema_then_runs_the_fixed_one(store, ws):
+    """The real widget objects, driven by clicks: a bad edit (not JSON, then not what the
+    tool takes) is refused in the box with the reason shown, the question stays open, and the
+    fixed edit runs. The model never reads a refusal it did not cause."""
+    shown: list[ApprovalWidget] = []
+    statuses: list[str] = []
+    problems: list[str] = []
+
+    def approve(call: pk.ToolCall) -> Any:
+        wid = ApprovalWidget(call, check=convo.approval.check(call))
+        shown.append(wid)
+        wid.edit_button.click()
+        for bad in ('{"path": "c.txt"', '{"path": 5}', '{"name": "c.txt"}'):
+            wid.editor.value = bad
+            wid.run_edited_button.click()
+            assert wid.decision is None and not any(b.disabled for b in wid.buttons)
+            statuses.append(wid.status.value)
+            problems.append(wid.edit_problems.value)
+        wid.editor.value = '{"path": "c.txt"}'
+        wid.run_edited_button.click()
+        return wid.wait(poll=lambda: None)
+
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
+    convo = pk.Conversation(store, "c", provider, ws.registry(), display=False, approve=approve)
+    convo.send("go")
+
+    assert "not JSON" in statuses[0]
+    assert "do not fit the input schema of write_file" in statuses[1]
+    assert "$.path: expected string, got integer" in problems[1]
+    assert "missing required property &#x27;path&#x27;" in problems[2]  # escaped HTML
+    assert shown[0].edit_problems.value == ""  # cleared once an edit was taken
+    assert ws.ran[-1] == ("write_file", {"path": "c.txt"})
+    result = _tool_results(store.load("c"))["call_2"]
+    assert "wrote c.txt" in result and "invalid arguments" not in result
+    assert [m.role for m in provider.requests[1]].count("tool") == 2
+
+
+def test_stdin_refuses_an_edit_that_does_not_fit_the_schema(store, ws, monkeypatch, capsys):
+    out = _answer_on_stdin(store, ws, monkeypatch, capsys, 'e\n{"path": 5}\ne\n{"path": "c.txt"}\n')
+    assert "do not fit the schema of write_file ($.path: expected string, got integer); answer again." in out
+    assert ws.ran[-1] == ("write_file", {"path": "c.txt"})
+    assert [args for name, args in ws.ran if name == "write_file"] == [{"path": "c.txt"}]
+
+
+def test_an_approver_edit_that_does_not_fit_is_an_error_and_the_call_keeps_waiting(store, ws):
+    provider = _provider(simulate.call_turn(TWO_CALLS), simulate.text_turn("done"))
+    convo = pk.Conversation(store, "c", provider, ws.registry(), display=False, approve=lambda call: {"path": 5})
+    with pytest.raises(approval.ApprovalError, match=r"do not fit the tool's input schema: \$\.path: expected string"):
+        convo.send("go")
+    assert [n for n, _ in ws.ran] == ["read_file"]  # the write never ran
+    assert "call_2" not in _tool_results(store.load("c"))  # and the model was told nothing
+    assert store.call_marks("c")["call_2"].state == "asking"  # resume() asks again
+    with pytest.raises(approval.ApprovalError, match="do not fit"):
+        convo.approval.answer("call_2", {"path": ["x"]})
+    convo.approval.answer("call_2", {"path": "ok.txt"})
+    convo.resume()
+    assert ws.ran[-1] == ("write_file", {"path": "ok.txt"})

@@ -1,7 +1,9 @@
 """A deliberately broken MCP server over stdio, speaking JSON-RPC by hand (no SDK), one fault per
 mode: ``silent`` never answers the handshake; ``garbage`` answers it, then answers a tool call
 with a line that is not JSON; ``badschema`` lists one good tool and one whose input schema is
-not an object schema; ``exit`` exits in the middle of a call."""
+not an object schema; ``exit`` exits in the middle of a call; ``chatty`` writes a log line to
+stdout (the usual mistake: a print() in a stdio server) and one to stderr before the handshake,
+and never answers."""
 
 from __future__ import annotations
 
@@ -18,10 +20,15 @@ def send(obj: dict) -> None:
     sys.stdout.flush()
 
 
+if MODE == "chatty":
+    print("Starting the notes server on stdio...", flush=True)
+    sys.stderr.write("chatty: config loaded from ./notes.toml\n")
+    sys.stderr.flush()
+
 for line in sys.stdin:
     msg = json.loads(line)
     method, mid = msg.get("method"), msg.get("id")
-    if MODE == "silent":
+    if MODE in ("silent", "chatty"):
         continue
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": mid, "result": {

@@ -4,6 +4,9 @@ Run over stdio (``python demo_server.py``) or streamable HTTP
 (``python demo_server.py --http PORT``). Notes live in the folder named by DEMO_NOTES_DIR. Before a
 tool with ``delay`` (or the tool named by DEMO_SLOW, for 60 s) sleeps it writes ``started-<tool>`` (holding the server's pid) there, and a
 tool cancelled by the client writes ``cancelled-<tool>``, so a test can see both from outside.
+With ``DEMO_START=crash`` it fails as it starts, with a traceback on stderr.
+``write_note_blocking`` sleeps in plain blocking code, as most synchronous tools do: a
+cancellation cannot end it, and the note is written when the sleep ends if the process lives.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import sys
+import time
 from pathlib import Path
 
 import anyio
@@ -28,6 +32,9 @@ NOTES = Path(os.environ.get("DEMO_NOTES_DIR", ".")).resolve()
 PIXEL = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 )
+
+if os.environ.get("DEMO_START") == "crash":  # a server whose own start fails (its configuration)
+    raise RuntimeError(f"DEMO_NOTES_DIR {str(NOTES)!r} is not a folder of notes")
 
 server = MCPServer("demo-notes")
 
@@ -57,6 +64,17 @@ async def read_note(name: str, delay: float = 0.0) -> str:
 async def write_note(name: str, text: str, delay: float = 0.0) -> str:
     """Write (replace) a note."""
     await _wait("write_note", delay)
+    (NOTES / f"{name}.txt").write_text(text)
+    return f"wrote {len(text)} characters to {name}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False))
+def write_note_blocking(name: str, text: str, delay: float = 0.0) -> str:
+    """Write (replace) a note after a blocking wait: plain synchronous code, which the SDK runs in
+    a worker thread that a cancellation cannot stop (so the server lives until it returns)."""
+    if delay > 0:
+        (NOTES / "started-write_note_blocking").write_text(str(os.getpid()))
+        time.sleep(delay)
     (NOTES / f"{name}.txt").write_text(text)
     return f"wrote {len(text)} characters to {name}"
 

@@ -280,3 +280,59 @@ def test_long_history_and_approve_in_jupyterlab(lab, tmp_path):
     assert kinds == ["added_interrupted_result"], kinds
     assert "wrote b.txt" in printed and "done" in printed
     assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def test_a_finding_link_in_the_widget_scrolls_to_its_card(lab, tmp_path):
+    """The inspection of a Claude Code session (its WebSearch result cut out) shown in JupyterLab:
+    the static cards (hidden where the widget renders) and the widget are in one document, yet
+    no id occurs twice, and the widget's link to the lost call lands on the widget's own card."""
+    import nbformat
+    from playwright.sync_api import sync_playwright
+
+    src = REPO.parent / "shared" / "transcripts" / "upstream" / "claude-code" / "tool_heavy.jsonl"
+    if not src.exists():
+        pytest.skip("the upstream transcripts are not next to the checkout")
+    lines = src.read_text().splitlines(keepends=True)
+    victim = next(b["id"] for x in lines for b in (json.loads(x).get("message") or {}).get("content") or []
+                  if isinstance(b, dict) and b.get("name") == "WebSearch")
+    root = tmp_path / "nb"
+    (root / "session.jsonl").write_text("".join(x for x in lines if f'"tool_use_id":"{victim}"' not in x.replace(" ", "")))
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import providerkit_nb as pk\nins = pk.inspect('session.jsonl')\nins")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(root / "inspect.ipynb"))
+    OUTPUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        ctx, page = _open_notebook(p, tmp_path, lab, "inspect.ipynb")
+        try:
+            page.evaluate(_RUN_CELL, 0)
+            link = page.locator(".widget-html .pk-findings li.pk-fk-lost_call a[href*='-m-'] >> visible=true").first
+            link.wait_for(timeout=120_000)
+            ids = page.evaluate("() => [...document.querySelectorAll('.pk-view [id]')].map(e => e.id)")
+            target = link.get_attribute("href")[1:]
+            page.evaluate("() => document.querySelector('.jp-WindowedPanel-outer, .jp-Notebook').scrollTo(0, 0)")
+            link.click()
+            page.wait_for_timeout(500)
+            landed = page.evaluate("""(id) => { const e = document.getElementById(id); const r = e.getBoundingClientRect();
+                return {visible: r.bottom > 0 && r.top < window.innerHeight, widget: !!e.closest('.widget-html')}; }""",
+                                   target)
+            page.screenshot(path=str(OUTPUT / "jupyterlab-finding-link.png"), full_page=False)
+            # the widget's search marks every match and steps through them
+            box = page.locator(".widget-text input[placeholder^='search text']")
+            box.fill("xterm")
+            box.press("Enter")
+            marks = page.locator(".widget-html mark.pk-mark")
+            marks.first.wait_for(timeout=30_000)
+            step = page.locator(".widget-button", has_text="match \u25bc")
+            step.click()
+            step.click()
+            page.locator(".widget-label", has_text="match 2 of").wait_for(timeout=30_000)
+            current = page.locator(".widget-html mark.pk-mark.pk-cur")
+            current.scroll_into_view_if_needed()
+            said = (current.count(), current.first.inner_text().lower(), marks.count())
+            page.screenshot(path=str(OUTPUT / "jupyterlab-widget-search.png"), full_page=False)
+        finally:
+            ctx.close()
+    assert ids and len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1][:5]
+    assert landed == {"visible": True, "widget": True}
+    assert said[0] == 1 and said[1] == "xterm" and said[2] > 3

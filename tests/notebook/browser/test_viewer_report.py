@@ -268,7 +268,7 @@ def test_hostile_text_is_shown_never_run(page: Any, tmp_path: Path) -> None:
     page.wait_for_timeout(300)
     assert page.evaluate("window.pwned === undefined")
     assert page.locator("img").count() == 0
-    assert page.locator("script").count() == 2  # the page's own data and renderer
+    assert page.locator("script").count() == 1  # the page's own renderer (its rows are in the page)
     shown = page.inner_text("body")
     assert HOSTILE[0] in shown and HOSTILE[1] in shown  # shown as text
     # the static view a notebook saves is escaped too
@@ -288,7 +288,8 @@ def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
     assert 'import \\"phoenix_html\\"' in src.read_text()  # the file's own text
     _open(page, pk.inspect(src), tmp_path / "cc.html")
     assert page.locator("mark.pk-mark").count() == 0
-    assert " in 2 of " in _search(page, "PHOENIX_html")  # the call's card and its result's row
+    # the call's card, which shows the result (the result's own row only points to it)
+    assert " in 1 of " in _search(page, "PHOENIX_html")
     marks = page.locator("mark.pk-mark")
     assert marks.count() >= 1
     assert marks.first.inner_text() == "phoenix_html"
@@ -298,7 +299,7 @@ def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
     page.wait_for_function("() => !document.getElementById('pk-count').textContent.includes(' of ')")
     assert page.locator("mark.pk-mark").count() == 0
     # /a regular expression/ finds and marks the same words; a broken one says so
-    assert " in 2 of " in _search(page, r"/phoenix_\w+/")
+    assert " in 1 of " in _search(page, r"/phoenix_\w+/")
     assert page.locator("mark.pk-mark").first.inner_text() == "phoenix_html"
     page.fill("#pk-q", "/(/")
     page.wait_for_function("() => document.getElementById('pk-count').textContent.startsWith('not a regular')")
@@ -306,35 +307,44 @@ def test_search_marks_each_match_and_opens_the_fold_that_holds_it(
 
 
 @pytest.mark.upstream
-def test_enter_steps_through_the_matching_messages(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
-    """tool_heavy.jsonl mentions xterm in several messages (the user's question, the search and
-    its results); Enter goes to the next one, Shift+Enter back, each brought into view."""
+def test_enter_and_f3_step_through_every_match(page: Any, upstream_transcripts_dir: Path, tmp_path: Path) -> None:
+    """tool_heavy.jsonl mentions xterm many times in several messages (the user's question, the
+    search and its results); Enter and F3 go to the next match, Shift back, each marked apart
+    and brought into view (its fold opened); / focuses the search and Escape clears it."""
     src = upstream_transcripts_dir / "claude-code" / "tool_heavy.jsonl"
     assert src.read_text().count("xterm") > 3  # the file's own text
     _open(page, pk.inspect(src), tmp_path / "cc.html")
-    found = re.fullmatch(r"([\d,]+) matches in 7 of [\d,]+ messages", _search(page, "xterm"))
-    assert found and int(found[1].replace(",", "")) >= 7, found  # every match counted, not only the messages
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "pk-q"
+    page.keyboard.type("xterm")
+    page.wait_for_function("() => document.getElementById('pk-count').textContent.includes(' of ')")
+    found = re.fullmatch(r"([\d,]+) matches in (\d+) of [\d,]+ messages", page.inner_text("#pk-count"))
+    assert found and int(found[1].replace(",", "")) > int(found[2]) > 3, found
 
-    def hit(marked: bool = True) -> int:
-        page.wait_for_timeout(150)
-        ids = page.evaluate("() => [...document.querySelectorAll('.pk-card.pk-hit')].map(c => c.id)")
-        assert len(ids) == 1, ids
-        assert _visible(page, ids[0])
-        if marked:  # a result's own row only points to its call's card, where its text is shown
-            assert page.locator(f"#{ids[0]} mark.pk-mark").count() >= 1
-        return int(ids[0].split("-")[1])
+    def current() -> tuple[int, str]:
+        page.wait_for_timeout(100)
+        cur = page.locator("mark.pk-mark.pk-cur")
+        assert cur.count() == 1 and cur.inner_text().lower() == "xterm"
+        assert cur.is_visible()  # brought into view, its fold opened
+        said = re.match(r"match ([\d,]+) of ([\d,]+)", page.inner_text("#pk-count"))
+        assert said, page.inner_text("#pk-count")
+        return int(said[1].replace(",", "")), said[2]
 
     page.press("#pk-q", "Enter")
-    first = hit()
-    assert "1 of 7" in page.inner_text("#pk-count")
+    assert current()[0] == 1
     page.press("#pk-q", "Enter")
-    second = hit()
-    assert second > first
+    assert current()[0] == 2
+    page.keyboard.press("F3")
+    assert current()[0] == 3
+    page.keyboard.press("Shift+F3")
+    assert current()[0] == 2
     page.press("#pk-q", "Shift+Enter")
-    assert hit() == first
     page.press("#pk-q", "Shift+Enter")  # from the first, back round to the last
-    assert hit(marked=False) > second
-    assert "7 of 7" in page.inner_text("#pk-count")
+    last, total = current()
+    assert str(last) == total.replace(",", "")
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => !document.getElementById('pk-count').textContent.includes(' of ')")
+    assert page.input_value("#pk-q") == "" and page.locator("mark.pk-mark").count() == 0
 
 
 # --------------------------------------------------------------------------- Markdown prose
@@ -362,7 +372,7 @@ def test_markdown_prose_runs_nothing_and_fetches_nothing(page: Any, tmp_path: Pa
     page.wait_for_timeout(300)
     assert page.evaluate("window.__pwned === undefined")
     assert page.locator("img").count() == 0
-    assert page.locator("script").count() == 2  # the page's own data and renderer
+    assert page.locator("script").count() == 1  # the page's own renderer (its rows are in the page)
     assert [u for u in requests if not u.startswith("file:")] == []
     assert page.locator(".pk-md h1").inner_text() == "Heading"
     links = page.eval_on_selector_all(".pk-md a", "as => as.map(a => [a.href, a.rel, a.target])")

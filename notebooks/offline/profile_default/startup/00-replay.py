@@ -1,10 +1,10 @@
-# Runs in every kernel started with IPYTHONDIR pointing at this folder (`make test` does that).
-# With no OPENAI_API_KEY set, the notebooks' requests are answered from the project's own
-# cassette (cassettes/notebooks.yaml, constructed: see cassettes/README.md); with a key set,
-# nothing happens here and the notebooks talk to the real provider.
+# Used only by `make notebooks-cassette` (IPYTHONDIR points here, PK_RECORD_NOTEBOOKS=1): the
+# notebooks' requests are answered by the constructed stand-in of scripts/notebook_replay.py and
+# recorded into cassettes/notebooks.yaml. The notebooks themselves need no profile: they pick the
+# local model or these recordings on their own (providerkit_nb.local.offline_provider).
 import os as _os
 
-if not _os.environ.get("OPENAI_API_KEY") or _os.environ.get("PK_RECORD_NOTEBOOKS"):
+if _os.environ.get("PK_RECORD_NOTEBOOKS"):
     import atexit as _atexit
     import sys as _sys
     from pathlib import Path as _Path
@@ -13,5 +13,5 @@ if not _os.environ.get("OPENAI_API_KEY") or _os.environ.get("PK_RECORD_NOTEBOOKS
     _sys.path.insert(0, str(_repo / "scripts"))
     import notebook_replay as _replay
 
-    _replay.install(_repo, record=bool(_os.environ.get("PK_RECORD_NOTEBOOKS")))
+    _replay.install(_repo, record=True)
     _atexit.register(_replay.uninstall)

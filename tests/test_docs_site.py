@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,33 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+class _Anchors(HTMLParser):
+    """The ids and the in-site link targets of a page, read as HTML (a docstring that quotes
+    ``id="`` or ``href="#`` in its text is text, not markup)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key == "id" and value:
+                self.ids.add(value)
+            elif key == "href" and value and "#" in value and "://" not in value:
+                page, _, anchor = value.partition("#")
+                if anchor:
+                    self.links.append((page, anchor))
+
+
+def _anchors(page: Path) -> _Anchors:
+    parser = _Anchors()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
 def _ids(page: Path) -> set[str]:
-    return set(re.findall(r'\bid="([^"]+)"', page.read_text(encoding="utf-8")))
+    return _anchors(page).ids
 
 
 # --------------------------------------------------------------------------- the reference
@@ -76,7 +102,7 @@ def test_every_name_of_each_public_home_is_documented_or_linked_to_its_entry(sit
             documented = here in all_ids or any(i.endswith(f".{name}") and i in _ids(pages[stem]) for i in all_ids)
             linked = f"<code>{here}</code>" in text
             assert documented or linked, f"{here} has no entry on reference/{stem}.html"
-        for target in re.findall(r'href="([^"#]*)#([^"]+)"', text):
+        for target in _anchors(pages[stem]).links:
             page = (pages[stem].parent / target[0]) if target[0] else pages[stem]
             assert target[1] in _ids(page.resolve()), f"reference/{stem}.html links to a missing {target}"
 

@@ -25,7 +25,8 @@ and 400 (PostgreSQL), against ours recording the same messages beside them.
 
 Rows: ours against each peer at equal durability and equal N (ours at WAL FULL against the
 SQLite peers, PostgresStore against the PostgreSQL ones), ratio ours/peer, target < 1 (ahead),
-and <= 0.8 for the load and for an open of the same file again in the same process;
+and <= 0.8 for the load and for each open of an existing store (again in the same process, and
+the first in a fresh process for the SQLite ones);
 our open of an existing store < 2 ms; our p50 at the last N over our p50 at N=200 < 1.3 (flat).
 
 Run: ``python -m bench.store_peers`` (``--quick``; ``--markdown`` prints the README table from
@@ -236,8 +237,11 @@ def _rows(figs: dict[str, dict[str, Any]], ours_rows: bool = True) -> list[dict[
         ahead, margin = (f"<= {MARGIN}x (ahead by a margin)", MARGIN) if other else ("info", None)
         add(row(f"load {n:,}, fresh process: {vs}", ours["load"], fig["load"], target=ahead, limit=margin),
             label, "load", k)
-        add(row(f"open existing, first in a fresh process: {vs}", ours["open"], fig["open"], target=aim,
-                limit=other), label, "open", k)
+        # a SQLite store's first open is file work, ours by a margin; a PostgreSQL one is mostly
+        # the new connection both sides open, so there it only has to lead
+        first, first_limit = (ahead, margin) if k in SQLITE else (aim, other)
+        add(row(f"open existing, first in a fresh process: {vs}", ours["open"], fig["open"], target=first,
+                limit=first_limit), label, "open", k)
         add(row(f"open existing again in the same process: {vs}", ours["reopen"], fig["reopen"],
                 target=ahead, limit=margin,
                 note="ours checks a file once per process (identity, schema, journal mode)"),

@@ -4,11 +4,11 @@ that was interrupted.
 ``Conversation(..., approve="ask")`` stops before each call of a tool that is not read-only and
 asks (a widget in a notebook, a prompt on stdin in a terminal); ``approve=callable`` asks a
 function instead (scripts, tests). What was decided is saved as the call's result, in words the
-model reads, and beside the history as a call mark (``store.mark_call``), so the canonical
-message JSON keeps its shape. A call is marked "asking" before it is saved and "started" just
-before it runs: a process that dies while the question is open leaves a call the store knows
-never started, which the next ``resume`` asks about again instead of telling the model it may
-have partly run. ``Approval`` is the object a Conversation owns for this (``convo.approval``).
+model reads, and beside the history as a call mark, so the canonical message JSON keeps its
+shape. A decision and the result it gives are saved as one step (``store.save_step``), and a
+call is marked "asking" in the step that saves it and "started" just before it runs: a process
+that dies while the question is open leaves a call the store knows never started, which the
+next ``resume`` asks about again instead of telling the model it may have partly run. ``Approval`` is the object a Conversation owns for this (``convo.approval``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -43,6 +43,7 @@ __all__ = [
     "resolve_approver",
     "ask_stdin",
     "calls_by_id",
+    "Mark",
     "Check",
 ]
 
@@ -85,6 +86,7 @@ ENTERED_BY_USER = (
 EDITED_BY_USER = "[The user changed the arguments of this call before it ran.]"
 
 Approve = Literal["ask"] | Callable[[ToolCall], Any] | None
+Mark = tuple[str, str, dict[str, Any] | None]  # (call id, state, detail), as store.save_step takes it
 SettleHow = Literal["ran", "run", "model"]
 # what is wrong with a person's edited arguments ("<path>: <what>" each; empty: they fit)
 Check = Callable[[dict[str, Any]], list[str]]
@@ -226,7 +228,7 @@ class Approval:
         approve: Approve,
         ask: Callable[[ToolCall], Decision],
         *,
-        save: Callable[[Message], None],
+        save: Callable[[Sequence[Message], Sequence[Mark]], None],
         run: Callable[[ToolCall, dict[str, Any]], ToolMessage],
         tell: Callable[[ToolCall, str, str], None] | None = None,
     ) -> None:
@@ -294,14 +296,17 @@ class Approval:
 
     # the loop's side
 
-    def mark_asking(self, calls: list[ToolCall]) -> None:
-        """Before the calling message is saved: the calls a person must approve are "asking"."""
+    def asking_marks(self, calls: list[ToolCall]) -> list[Mark]:
+        """The "asking" marks of the calls a person must approve, to be saved in one step with
+        the message that makes them."""
         if not self.active:
-            return
+            return []
+        marks: list[Mark] = []
         for call in calls:
             if not self._host.tools.is_read_only(call.name):
-                self._host.store.mark_call(self._host.id, call.id, ASKING)
+                marks.append((call.id, ASKING, None))
                 self._asking.add(call.id)
+        return marks
 
     def needs(self, call: ToolCall) -> bool:
         return call.id in self._asking and (self.active or call.id in self._given)
@@ -314,10 +319,8 @@ class Approval:
         decision = given or (self._decide or self._ask)(call)
         self._refuse_bad_edit(call, decision)
         self._asking.discard(call.id)  # answered: from here it runs (or not) like any call
-        store, cid = self._host.store, self._host.id
-        if decision.action == "deny":
-            store.mark_call(cid, call.id, DENIED, {"decision": "denied"})
-            self._save(ToolMessage(call.id, call.name, DENIED_TEXT))
+        if decision.action == "deny":  # the decision and the result it gives: one step
+            self._save([ToolMessage(call.id, call.name, DENIED_TEXT)], [(call.id, DENIED, {"decision": "denied"})])
             self._tell(call, "denied", DENIED_TEXT)
         elif decision.action == "edit" and decision.arguments is not None:
             edited = json.dumps(decision.arguments, ensure_ascii=False)
@@ -326,9 +329,9 @@ class Approval:
                 {"decision": "edited", "original": call.arguments, "arguments": edited},
             )
             text = f"{EDITED_BY_USER}\nThe model's arguments: {call.arguments}\nRan with: {edited}\nResult:\n{result.content}"
-            self._save(ToolMessage(call.id, call.name, text, result.images))
+            self._save([ToolMessage(call.id, call.name, text, result.images)], ())
         else:
-            self._save(self._run(call, {"decision": "approved"}))
+            self._save([self._run(call, {"decision": "approved"})], ())
 
     def answer_pending(self) -> None:
         """Ask again about the calls that were waiting when the last process stopped."""
@@ -339,15 +342,20 @@ class Approval:
                 self.run_call(call)
 
     def skip_pending(self) -> None:
-        """A new user message while calls wait: they did not run, and the model is told so."""
+        """A new user message while calls wait: they did not run, and the model is told so (their
+        results and marks saved as one step)."""
         by_id = calls_by_id(self._host.messages)
+        messages: list[Message] = []
+        marks: list[Mark] = []
         for p in self._host.repaired.pending:
             call = by_id.get(p.id)
             if call is not None:
-                self._host.store.mark_call(self._host.id, call.id, ANSWERED, {"decision": "not_answered"})
-                self._save(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
+                marks.append((call.id, ANSWERED, {"decision": "not_answered"}))
+                messages.append(ToolMessage(call.id, call.name, NOT_ANSWERED_TEXT))
                 self._asking.discard(call.id)
                 self._given.pop(call.id, None)
+        if messages:
+            self._save(messages, marks)
 
     # settling: by hand, or by the library when the conversation goes on
 
@@ -399,11 +407,10 @@ class Approval:
         return saved
 
     def _settle_as(self, row: InterruptedCall, text: str, detail: dict[str, Any]) -> ToolMessage:
-        """Save ``text`` as the call's result, then mark it answered (in that order: a crash
-        between the two leaves the text the model reads saved, under its old mark)."""
+        """Save ``text`` as the call's result and mark it answered, in one step (a crash leaves
+        both or neither)."""
         message = ToolMessage(row.id, row.name, text)
-        self._save(message)
-        self._host.store.mark_call(self._host.id, row.id, ANSWERED, detail)
+        self._save([message], [(row.id, ANSWERED, detail)])
         return message
 
     def settle(self, call_id: str, how: SettleHow, note: str | None = None) -> ToolMessage:
@@ -427,7 +434,7 @@ class Approval:
             message = self._settle_as(row, f"{ENTERED_BY_USER}\n{note.strip()}", {"settled": "ran", "by": "user"})
         elif how == "run":
             message = self._run(calls_by_id(host.messages)[call_id], {"settled": "run"})
-            self._save(message)
+            self._save([message], ())
         elif how == "model":
             message = self._settle_as(row, row.note, {"settled": "model", "by": "user"})
         else:

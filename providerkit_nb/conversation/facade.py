@@ -41,7 +41,7 @@ from ..core.tools import Tool, ToolRegistry
 from ..core.turn import Turn, TurnAssembler
 from ..core.usage import UsageTracker
 from ..store.base import Store
-from ..store.call_marks import FINISHED, LOST, STARTED, STOPPED
+from ..store.call_marks import DENIED, FINISHED, LOST, STARTED, STOPPED
 from . import approval
 from .console import Live, no_display, terminal_display
 
@@ -215,10 +215,12 @@ class Conversation:
             self._set_system(system, replace_system)
         self.repaired = Repaired(list(self._history))
         self._stopped: set[str] = set()
+        self._denied: set[str] = set()
         self._maybe_lost: set[str] = set()
+        self._kept_results: tuple[int, dict[str, str]] = (0, {})  # see _told
         # None: tools run as they come; "ask" or a callable: a person decides (see approval)
         self.approval = approval.Approval(
-            self, approve, self._ask, save=self._save, run=self._run_call,
+            self, approve, self._ask, save=self._save_step, run=self._run_call,
             tell=lambda call, status, text: self._live.tool(call, status, text),
         )
         self._read_marks()
@@ -262,14 +264,30 @@ class Conversation:
 
     def repair(self) -> Repaired:
         """Repair what is stored (without changing the store) and remember the result."""
-        told = {cid: INTERRUPTED_STOPPED for cid in self._stopped}
+        live = active_history(self._history)
         self.repaired = repair_history(
-            active_history(self._history),
+            live,
             is_read_only=self.is_read_only,
             pending=self.approval.asking,
-            notes=told,
+            notes=self._told(len(live) != len(self._history)),
         )
         return self.repaired
+
+    def _told(self, compacted: bool) -> dict[str, str]:
+        """What the model reads for a call of the live history that has no result there, when
+        the store knows more than "interrupted": the result it saved before a compaction's
+        summary (a compaction that crashed half-written, in a store written before compactions
+        were saved as one step), the person's denial (a decision saved without its result, the
+        same way), or that Stop landed in it."""
+        told = {cid: INTERRUPTED_STOPPED for cid in self._stopped}
+        told.update((cid, approval.DENIED_TEXT) for cid in self._denied)
+        if compacted:
+            n, kept = self._kept_results
+            if n != len(self._history):
+                kept = {m.tool_call_id: m.content for m in self._history if isinstance(m, ToolMessage)}
+                self._kept_results = (len(self._history), kept)
+            told.update(kept)
+        return told
 
     def reload(self) -> Repaired:
         """Read the store again (another process may have written to it)."""
@@ -281,6 +299,7 @@ class Conversation:
         self.approval.reload()
         marks = self.store.call_marks(self.id)
         self._stopped = {cid for cid, m in marks.items() if m.state == STOPPED}
+        self._denied = {cid for cid, m in marks.items() if m.state == DENIED}
         # started by an earlier process: lost if it has no result (checked under the hold)
         self._maybe_lost = {cid for cid, m in marks.items() if m.state == STARTED}
 
@@ -400,11 +419,22 @@ class Conversation:
     # the loop --------------------------------------------------------------
 
     def _save(self, message: Message) -> None:
-        self.store.save(self.id, message)
-        self._history.append(message)
-        if isinstance(message, ToolMessage) and message.tool_call_id in self._running:
-            detail = self._running.pop(message.tool_call_id)
-            self.store.mark_call(self.id, message.tool_call_id, FINISHED, detail)
+        self._save_step([message], ())
+
+    def _save_step(self, messages: Sequence[Message], marks: Sequence[approval.Mark]) -> None:
+        """Save what one step writes, seen whole or not at all after a crash (``store.save_step``):
+        a result with its call's "finished" mark, a calling message with its calls' "asking"
+        marks, a decision with the result it gives, a compaction's summary with its copies."""
+        marks = list(marks)
+        finished = [m.tool_call_id for m in messages if isinstance(m, ToolMessage) and m.tool_call_id in self._running]
+        marks += [(cid, FINISHED, self._running[cid]) for cid in finished]
+        if len(messages) == 1 and not marks:
+            self.store.save(self.id, messages[0])
+        else:
+            self.store.save_step(self.id, messages, marks=marks)
+        self._history.extend(messages)
+        for cid in finished:
+            self._running.pop(cid, None)
 
     def _run_call(self, call: ToolCall, detail: dict[str, Any]) -> ToolMessage:
         """Run one call on this thread, its mark following it: "started" before it runs,
@@ -489,9 +519,9 @@ class Conversation:
                 turn = self._stream_turn(self.repair().messages, step)  # once, on the summary
             if self._json is not None and not turn.message.tool_calls:
                 turn = self._json_retry(turn, step)
-            self.approval.mark_asking(turn.message.tool_calls or [])  # before the call is saved
-            if turn.message.has_content:
-                self._save(turn.message)  # before its tools run
+            asking = self.approval.asking_marks(turn.message.tool_calls or [])
+            if turn.message.has_content:  # before its tools run, with the marks of the calls that wait
+                self._save_step([turn.message], asking)
             calls = turn.message.tool_calls or []
             if not calls:
                 return turn
@@ -595,8 +625,8 @@ class Conversation:
             return False
         turn = summarize(self.provider, live[:cut], {**self.options, "session_id": self.session_id})
         self.usage.add(turn.usage)
-        for m in compaction_messages(live, cut, turn.message.content.strip()):
-            self._save(m)
+        # the summary and the copies it carries, as one step: a crash leaves all or none of them
+        self._save_step(compaction_messages(live, cut, turn.message.content.strip()), ())
         self.compactions += 1
         self._last_input = 0
         self.repair()

@@ -3,6 +3,7 @@
 from .base import ConversationBusy, Store, StoreCorruptError, StoreError
 from .call_marks import CallMark
 from .jsonl import read_jsonl, write_jsonl
+from .jsonl_store import JsonlStore
 from .memory import MemoryStore
 from .postgres import PostgresStore
 from .sqlite import NotebookStore
@@ -10,6 +11,7 @@ from .sqlite import NotebookStore
 __all__ = [
     "CallMark",
     "ConversationBusy",
+    "JsonlStore",
     "MemoryStore",
     "NotebookStore",
     "PostgresStore",

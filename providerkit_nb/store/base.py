@@ -110,6 +110,10 @@ class Store(Protocol):
     """What every store offers. ``save`` is durable when it returns."""
 
     def save(self, conversation_id: str, message: Message | dict) -> SavedMessage: ...
+    def save_step(
+        self, conversation_id: str, messages: Sequence[Message | dict], *,
+        marks: Iterable[tuple[str, str] | tuple[str, str, dict[str, Any] | None]] = (),
+    ) -> list[SavedMessage]: ...
     def load(self, conversation_id: str, *, on_corrupt: str = "raise") -> list[Message]: ...
     def records(self, conversation_id: str) -> list[StoredMessage]: ...
     def conversations(self) -> list[ConversationInfo]: ...
@@ -176,6 +180,28 @@ class BaseStore:
         ``SavedMessage.duplicate_of``)."""
         text, digest = encode_message(message)
         return self._append(_check_id(conversation_id), text, digest, None)
+
+    def save_step(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message | dict],
+        *,
+        marks: Iterable[tuple[str, str] | tuple[str, str, dict[str, Any] | None]] = (),
+    ) -> list[SavedMessage]:
+        """Save what one step of a conversation writes, seen whole or not at all after a crash:
+        ``messages`` in order, then ``marks`` ((call id, state) or (call id, state, detail), as
+        ``mark_call`` takes them). One transaction where the store has them (SQLite,
+        PostgreSQL); a JsonlStore closes the step with a line of its own, and its readers count
+        the step only once that line is there. Durable when this returns."""
+        cid = _check_id(conversation_id)
+        rows = [encode_message(m) for m in messages]
+        mark_rows: list[tuple[str, str, str]] = []
+        for mark in marks:
+            call_id, state, *rest = mark
+            mark_rows.append((call_id, state, encode_mark(call_id, state, rest[0] if rest else None)))
+        if not rows and not mark_rows:
+            return []
+        return self._append_step(cid, rows, mark_rows)
 
     def load(self, conversation_id: str, *, on_corrupt: str = "raise") -> LoadedMessages:
         """The conversation's messages in save order ([] for an unknown id).
@@ -461,6 +487,16 @@ class BaseStore:
         self, conversation_id: str, text: str, digest: str, created_at: datetime | None
     ) -> SavedMessage:
         raise NotImplementedError
+
+    def _append_step(
+        self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
+    ) -> list[SavedMessage]:
+        """Rows (text, hash) and marks (call id, state, detail text) as one step. This default,
+        for a store with no transaction of its own, writes them one after another."""
+        saved = [self._append(conversation_id, text, digest, None) for text, digest in rows]
+        for call_id, state, detail in marks:
+            self._put_mark(conversation_id, call_id, state, detail)
+        return saved
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         raise NotImplementedError

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["conversation_key", "hold", "FileLocks"]
+__all__ = ["conversation_key", "hold", "FileLocks", "FileGuard"]
 
 
 def conversation_key(conversation_id: str, scope: str = "") -> int:
@@ -135,6 +135,43 @@ class FileLocks:
         self.path.mkdir(exist_ok=True)
         name = hashlib.sha256(key.encode()).hexdigest()[:32] + ".lock"
         return os.open(self.path / name, os.O_RDWR | os.O_CREAT, 0o644)
+
+
+class FileGuard:
+    """The per-conversation guard of a store kept in files (``BaseStore._lock_conversation``
+    and ``_unlock_conversation``): ``FileLocks`` beside ``_guard_base()``, made on first use."""
+
+    _lock: threading.RLock
+    _check_open: Callable[[], None]  # the store's own
+
+    def _guard_base(self) -> Path:
+        """The path the lock file's name is made from (it gets ``-lock`` appended)."""
+        raise NotImplementedError
+
+    def _guard_failed(self, conversation_id: str, where: Path, exc: OSError) -> Exception:
+        """The store's own error for a lock file it could not make."""
+        raise NotImplementedError
+
+    def _lock_conversation(self, conversation_id: str) -> bool:
+        self._check_open()
+        with self._lock:
+            locks = self.__dict__.get("_file_locks")
+            if locks is None:
+                locks = self.__dict__["_file_locks"] = FileLocks(self._guard_base())
+        try:
+            return bool(locks.try_lock(conversation_id))
+        except OSError as exc:
+            raise self._guard_failed(conversation_id, locks.path, exc) from exc
+
+    def _unlock_conversation(self, conversation_id: str) -> None:
+        locks = self.__dict__.get("_file_locks")
+        if locks is not None:
+            locks.unlock(conversation_id)
+
+    def _close_guard(self) -> None:
+        locks = self.__dict__.pop("_file_locks", None)
+        if locks is not None:
+            locks.close()
 
 
 def _offset(key: str) -> int:

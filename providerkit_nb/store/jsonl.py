@@ -11,7 +11,6 @@ truncates it first so the next record is not glued onto the fragment.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import warnings
@@ -25,7 +24,7 @@ from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, message_from_dict
 from .records import ConversationMeta, StoredMessage, encode_message, now_utc
 
-__all__ = ["read_jsonl", "write_jsonl", "JsonlData", "write_records"]
+__all__ = ["read_jsonl", "write_jsonl", "JsonlData", "write_records", "LineReader", "Record", "whole_record"]
 
 DEFAULT_ID = "default"
 
@@ -42,6 +41,7 @@ class JsonlData:
     meta: dict[str, ConversationMeta] = field(default_factory=dict)
     torn_tail: bool = False
     source: str = "<stream>"
+    unfinished_steps: int = 0  # steps whose closing line never came (left out)
 
     def messages(self, conversation_id: str | None = None) -> list[Message]:
         """The messages of one conversation (the only one, when the file holds just one)."""
@@ -134,6 +134,35 @@ def write_jsonl(
     return write_records(target, triples(), append=append)
 
 
+# --------------------------------------------------------------------------- torn tails
+
+
+def whole_record(fragment: bytes) -> bool:
+    """Is an unterminated last line a whole record that only misses its newline, rather than a
+    torn one? Every reader and every appender of these files asks this one question, so they
+    agree on what is torn: a whole record is kept by both (an appender writes the missing
+    newline first), a torn one is dropped by both (an appender cuts it off first). A line cut
+    inside a multi-byte character is torn like any other."""
+    try:
+        return isinstance(read_json(fragment.decode("utf-8")), dict)
+    except (UnicodeDecodeError, JsonInputError):
+        return False
+
+
+def last_line_start(f: IO[bytes], size: int) -> int:
+    """The offset just after the last newline of a file open for binary reading (0 if none)."""
+    pos = size
+    chunk = 65536
+    while pos > 0:
+        start = max(0, pos - chunk)
+        f.seek(start)
+        i = f.read(pos - start).rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        pos = start
+    return 0
+
+
 def _truncate_torn_tail(path: Path) -> None:
     with open(path, "rb+") as f:
         size = f.seek(0, os.SEEK_END)
@@ -142,115 +171,278 @@ def _truncate_torn_tail(path: Path) -> None:
         f.seek(size - 1)
         if f.read(1) == b"\n":
             return
-        # Find the last newline; everything after it is a fragment of an unfinished record.
-        pos = size
-        chunk = 65536
-        cut = 0
-        while pos > 0:
-            start = max(0, pos - chunk)
-            f.seek(start)
-            block = f.read(pos - start)
-            i = block.rfind(b"\n")
-            if i >= 0:
-                cut = start + i + 1
-                break
-            pos = start
-        warnings.warn(
-            f"{path}: the last line was cut short ({size - cut} bytes without a newline, likely a "
-            f"crash mid-write); truncating it before appending",
-            stacklevel=3,
-        )
-        f.truncate(cut)
+        cut = last_line_start(f, size)
+        f.seek(cut)
+        if whole_record(f.read(size - cut)):
+            f.seek(size)
+            f.write(b"\n")  # a whole record that lost only its newline: kept, as readers keep it
+        else:
+            warnings.warn(
+                f"{path}: the last line was cut short ({size - cut} bytes without a newline, likely "
+                f"a crash mid-write); truncating it before appending",
+                stacklevel=3,
+            )
+            f.truncate(cut)
         f.flush()
         os.fsync(f.fileno())
 
 
 # --------------------------------------------------------------------------- reading
 
+# What a line of these files can be, by the key that names it (keys are sorted in every line):
+#   message    {"conversation_id", "created_at"?, "hash"?, "message", "seq"?, "step"?}
+#   bare       {"role", ...} (a canonical message on its own)
+#   meta       {"conversation_id", "meta"}
+#   mark       {"call_id", "conversation_id", "detail", "mark", "step"?, "updated_at"}   (JsonlStore)
+#   usage      {"conversation_id", "created_at", "usage"}                               (JsonlStore)
+#   lost turn  {"conversation_id", "created_at", "error", "lost_turn"}                  (JsonlStore)
+#   done       {"conversation_id", "done", "step"}: the step's lines before it are whole (JsonlStore)
+# Lines that carry a "step" count only once their "done" line has been read: a step (a
+# compaction's summary and copies, a decision and its result) is seen whole or not at all.
+_MESSAGE_KEYS = frozenset({"conversation_id", "created_at", "hash", "message", "seq", "step"})
+_MARK_KEYS = frozenset({"call_id", "conversation_id", "detail", "mark", "step", "updated_at"})
+_USAGE_KEYS = frozenset({"conversation_id", "created_at", "usage"})
+_LOST_KEYS = frozenset({"conversation_id", "created_at", "error", "lost_turn"})
+_DONE_KEYS = frozenset({"conversation_id", "done", "step"})
+_MESSAGE_AT = '","message":'
+
+
+@dataclass(slots=True)
+class Record:
+    """One line, read: ``kind`` is message, meta, mark, usage, lost or done."""
+
+    kind: str
+    conversation_id: str
+    line: int
+    text: str = ""  # message: its canonical text; mark: detail; usage: the record; lost: the turn
+    hash: str = ""
+    at: datetime | None = None
+    meta: ConversationMeta | None = None
+    call_id: str = ""
+    state: str = ""
+    error: str = ""
+    step: str | None = None
+    count: int = 0
+
+
+class LineReader:
+    """The lines of one JSONL file (an export or a JsonlStore file), read in order into records.
+
+    ``strict`` (an export being read or imported): a line that does not read, or a message that
+    is not a canonical message or does not match its stated hash, is an error naming its line.
+    Otherwise (a store's own file) the text and stated hash are kept as they are (a line that
+    does not read is taken for a damaged message row) and ``load`` judges the row, as it judges
+    a row of any store. The lines of a step are held back until its "done" line;
+    ``pending`` keeps the unfinished ones (``pending_at``: the byte offset of each one's first
+    line, where a store's appender cuts an unfinished step off).
+    """
+
+    def __init__(self, name: str, default_id: str = DEFAULT_ID, *, strict: bool = True) -> None:
+        self.name = name
+        self.default_id = default_id
+        self.strict = strict
+        self.pending: dict[str, list[Record]] = {}
+        self.pending_at: dict[str, int] = {}
+        self.held = False  # the last line read was held back (a line of an unfinished step)
+
+    def line(self, raw: bytes, n: int, offset: int = 0) -> list[Record]:
+        """The records line ``n`` (starting at byte ``offset``) makes count now."""
+        self.held = False
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if not self.strict:
+                return [self._damaged(raw.decode("utf-8", "replace"), n)]
+            raise ValueError(f"{self.name}: line {n} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                             "fix or remove it") from None
+        if not text.strip():
+            return []
+        try:
+            obj = read_json(text)
+        except JsonInputError as exc:
+            if not self.strict:
+                return [self._damaged(text, n)]
+            raise ValueError(f"{self.name}: line {n} is not valid JSON ({exc}); fix or remove it") from exc
+        rec = self._record(obj, n, text)
+        if rec.kind == "done":
+            assert rec.step is not None
+            held = self.pending.pop(rec.step, [])
+            self.pending_at.pop(rec.step, None)
+            if len(held) != rec.count:
+                raise ValueError(
+                    f"{self.name}: line {n} closes step {rec.step!r} of {rec.count} lines, but "
+                    f"{len(held)} came before it; the file was edited by hand: remove that step's lines"
+                )
+            return held
+        if rec.step is not None:
+            self.pending_at.setdefault(rec.step, offset)
+            self.pending.setdefault(rec.step, []).append(rec)
+            self.held = True
+            return []
+        return [rec]
+
+    def _damaged(self, text: str, n: int) -> Record:
+        """A line of a store's file that does not read (edited by hand, a damaged disk): a
+        message row whose body is what the line holds where a message goes, under the hash the
+        line states (if any), so ``load`` names it by its seq, or skips it, like a damaged row of
+        any store."""
+        i, j = text.find(_MESSAGE_AT), text.rfind(',"seq":')
+        k = text.find('"hash":"')
+        stated = text[k + 8 : k + 72] if k >= 0 else ""
+        body = text[i + len(_MESSAGE_AT) : j] if 0 <= i < j else text
+        return Record("message", self.default_id, n, body, stated)
+
+    def _record(self, obj: Any, n: int, text: str) -> Record:
+        where = f"{self.name}: line {n}"
+        if not isinstance(obj, dict):
+            raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+        if "role" in obj:  # a bare canonical message
+            body, digest = self._message(obj, None, where, None)
+            return Record("message", self.default_id, n, body, digest)
+        cid = obj.get("conversation_id")
+        if not isinstance(cid, str) or not cid:
+            raise ValueError(f"{where}: missing 'conversation_id' (or a bare message with 'role')")
+        step = obj.get("step")
+        if step is not None and not isinstance(step, str):
+            raise ValueError(f"{where}: 'step' must be a string")
+        try:
+            if "meta" in obj:
+                _keys(obj, frozenset({"conversation_id", "meta"}), where)
+                return Record("meta", cid, n, meta=ConversationMeta.from_dict(obj["meta"]))
+            if "done" in obj:
+                _keys(obj, _DONE_KEYS, where)
+                if not isinstance(step, str) or type(obj["done"]) is not int:
+                    raise ValueError("a 'done' line needs the step's id and its number of lines")
+                return Record("done", cid, n, step=step, count=obj["done"])
+            if "mark" in obj:
+                _keys(obj, _MARK_KEYS, where)
+                call, state, detail = obj.get("call_id"), obj["mark"], obj.get("detail", {})
+                if not isinstance(call, str) or not isinstance(state, str) or not isinstance(detail, dict):
+                    raise ValueError("a mark needs a call_id, a state and a detail object")
+                return Record("mark", cid, n, _canon(detail), at=_when(obj.get("updated_at")), call_id=call,
+                              state=state, step=step)
+            if "usage" in obj:
+                _keys(obj, _USAGE_KEYS, where)
+                return Record("usage", cid, n, _canon(obj["usage"]), at=_when(obj.get("created_at")))
+            if "lost_turn" in obj:
+                _keys(obj, _LOST_KEYS, where)
+                return Record("lost", cid, n, _canon(obj["lost_turn"]), at=_when(obj.get("created_at")),
+                              error=str(obj.get("error", "")))
+        except (TypeError, ValueError) as exc:
+            if str(exc).startswith(where):
+                raise
+            raise ValueError(f"{where}: {exc}") from exc
+        if (set(obj) - _MESSAGE_KEYS) or "message" not in obj:
+            raise ValueError(
+                f"{where}: expected keys conversation_id, message and optionally seq, created_at, "
+                f"hash; got {sorted(obj)}"
+            )
+        stated = obj.get("hash")
+        body, digest = self._message(obj["message"], stated if isinstance(stated, str) else None, where, text)
+        created = obj.get("created_at")
+        try:
+            at = datetime.fromisoformat(created) if isinstance(created, str) else None
+        except ValueError as exc:
+            raise ValueError(f"{where}: created_at {created!r} is not a timestamp") from exc
+        return Record("message", cid, n, body, digest, at, step=step)
+
+    def _message(self, msg: Any, stated: str | None, where: str, line: str | None) -> tuple[str, str]:
+        if not self.strict:
+            if stated is not None and line is not None:
+                # the message as written, byte for byte: between '"hash":"<hex>","message":' and
+                # the ',"seq":' that ends the line (keys are sorted), when it still hashes right
+                i, j = line.find(_MESSAGE_AT), line.rfind(',"seq":')
+                if 0 <= i < j:
+                    body = line[i + len(_MESSAGE_AT) : j]
+                    if hashlib.sha256(body.encode()).hexdigest() == stated:
+                        return body, stated
+            body = _canon(msg)  # load judges it (and names the row) as it judges any stored row
+            return body, stated or hashlib.sha256(body.encode()).hexdigest()
+        try:
+            body, digest = encode_message(message_from_dict(msg))
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from exc
+        if stated is not None and stated != digest:
+            raise ValueError(
+                f"{where}: the message does not match its hash (edited by hand?); remove the "
+                f"'hash' field of that line to accept the edit"
+            )
+        return body, digest
+
+
+def _keys(obj: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+    extra = set(obj) - allowed
+    if extra:
+        raise ValueError(f"{where}: unexpected field(s) {sorted(extra)}")
+
+
+def _when(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"the timestamp {value!r} is not text")
+    return datetime.fromisoformat(value)
+
 
 def read_jsonl(
     source: str | Path | IO[str], *, conversation_id: str | None = None
 ) -> JsonlData:
-    """Read a JSONL export (or a file of bare canonical messages).
+    """Read a JSONL export (or a file of bare canonical messages, or a JsonlStore file).
 
     Bare message lines belong to ``conversation_id`` (default: the file's stem, or "default").
-    A malformed line in the middle raises naming its number; a torn last line (no newline,
-    does not parse) is ignored with a warning that says so.
+    A malformed line in the middle raises naming its number; a torn last line (no newline, not
+    a whole record, a cut inside a multi-byte character included) is ignored with a warning
+    that says so, and so are the lines of a step whose closing line never came.
     """
     if isinstance(source, str | Path):
         path = Path(source)
         name = str(path)
         default_id = conversation_id or path.name.split(".")[0] or DEFAULT_ID
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        data = path.read_bytes()
     else:
         name = getattr(source, "name", "<stream>")
         default_id = conversation_id or DEFAULT_ID
-        text = source.read()
-        if isinstance(text, bytes):
-            text = text.decode("utf-8")
-    return _parse(io.StringIO(text), str(name), default_id, text.endswith("\n") or not text)
+        got = source.read()
+        data = got.encode("utf-8") if isinstance(got, str) else got
+    return _parse(data, str(name), default_id)
 
 
-def _parse(f: IO[str], name: str, default_id: str, ends_with_newline: bool) -> JsonlData:
+def _parse(data: bytes, name: str, default_id: str) -> JsonlData:
     out = JsonlData(source=name)
-    lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    last = len(lines)
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = read_json(line)
-        except JsonInputError as exc:
-            if n == last and not ends_with_newline:
-                out.torn_tail = True
-                warnings.warn(
-                    f"{name}: ignoring a torn last line {n} ({len(line)} characters, no newline, "
-                    f"does not parse: {exc.reason}); it is what a crash mid-write leaves behind",
-                    stacklevel=3,
-                )
-                break
-            raise ValueError(f"{name}: line {n} is not valid JSON ({exc}); fix or remove it") from exc
-        _take(out, obj, n, name, default_id)
+    reader = LineReader(name, default_id)
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a newline
+    if tail and whole_record(tail):
+        lines.append(tail)  # a whole record that only lost its newline
+        tail = b""
+    for n, raw in enumerate(lines, 1):
+        for rec in reader.line(raw, n):
+            _take(out, rec)
+    if tail:
+        out.torn_tail = True
+        warnings.warn(
+            f"{name}: ignoring a torn last line {len(lines) + 1} ({len(tail)} bytes, no newline, not a "
+            "whole record); it is what a crash mid-write leaves behind",
+            stacklevel=3,
+        )
+    if reader.pending:
+        out.unfinished_steps = len(reader.pending)
+        warnings.warn(
+            f"{name}: ignoring {len(reader.pending)} step(s) whose closing line never came (lines "
+            f"{', '.join(str(r[0].line) for r in reader.pending.values())}...): a crash while a step was "
+            "written; the rest was read",
+            stacklevel=3,
+        )
     return out
 
 
-def _take(out: JsonlData, obj: Any, n: int, name: str, default_id: str) -> None:
-    where = f"{name}: line {n}"
-    if not isinstance(obj, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    cid: Any  # a non-empty str once checked
-    if "role" in obj:  # a bare canonical message
-        cid, msg, created, stated = default_id, obj, None, None
-    else:
-        cid = obj.get("conversation_id")
-        if not isinstance(cid, str) or not cid:
-            raise ValueError(f"{where}: missing 'conversation_id' (or a bare message with 'role')")
-        if "meta" in obj:
-            try:
-                out.meta[cid] = ConversationMeta.from_dict(obj["meta"])
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"{where}: bad metadata: {exc}") from exc
-            out.conversations.setdefault(cid, [])
-            return
-        extra = set(obj) - {"conversation_id", "created_at", "hash", "message", "seq"}
-        if extra or "message" not in obj:
-            raise ValueError(
-                f"{where}: expected keys conversation_id, message and optionally seq, created_at, "
-                f"hash; got {sorted(obj)}"
-            )
-        msg, created, stated = obj["message"], obj.get("created_at"), obj.get("hash")
-    try:
-        text, digest = encode_message(message_from_dict(msg))
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from exc
-    if stated is not None and stated != hashlib.sha256(text.encode()).hexdigest():
-        raise ValueError(
-            f"{where}: the message does not match its hash (edited by hand?); remove the "
-            f"'hash' field of that line to accept the edit"
-        )
-    rows = out.conversations.setdefault(cid, [])
-    at = datetime.fromisoformat(created) if isinstance(created, str) else None
-    rows.append(StoredMessage(len(rows) + 1, digest, at, text))
+def _take(out: JsonlData, rec: Record) -> None:
+    cid = rec.conversation_id
+    if rec.kind == "meta":
+        assert rec.meta is not None
+        out.meta[cid] = rec.meta
+        out.conversations.setdefault(cid, [])
+    elif rec.kind == "message":
+        rows = out.conversations.setdefault(cid, [])
+        rows.append(StoredMessage(len(rows) + 1, rec.hash, rec.at, rec.text))
+    # marks, usage and lost turns are a JsonlStore's side tables: not part of an export's history

@@ -44,13 +44,27 @@ class MemoryStore(BaseStore):
     ) -> SavedMessage:
         with self._lock:
             self._check_open()
-            rows = self._rows.setdefault(conversation_id, [])
-            seen = self._last_by_hash.setdefault(conversation_id, {})
-            dup = seen.get(digest)
-            row = StoredMessage(len(rows) + 1, digest, created_at or now_utc(), text)
-            rows.append(row)
-            seen[digest] = row.seq
-        return SavedMessage(row.seq, digest, row.created_at, dup)  # type: ignore[arg-type]
+            return self._add_row(conversation_id, text, digest, created_at or now_utc())
+
+    def _add_row(self, conversation_id: str, text: str, digest: str, at: datetime) -> SavedMessage:
+        rows = self._rows.setdefault(conversation_id, [])
+        seen = self._last_by_hash.setdefault(conversation_id, {})
+        dup = seen.get(digest)
+        row = StoredMessage(len(rows) + 1, digest, at, text)
+        rows.append(row)
+        seen[digest] = row.seq
+        return SavedMessage(row.seq, digest, at, dup)
+
+    def _append_step(
+        self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
+    ) -> list[SavedMessage]:
+        with self._lock:  # one hold of the lock: another thread sees the step whole or not at all
+            self._check_open()
+            at = now_utc()
+            saved = [self._add_row(conversation_id, text, digest, at) for text, digest in rows]
+            for call_id, state, detail in marks:
+                self._set_mark(conversation_id, call_id, state, detail)
+            return saved
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._lock:
@@ -120,9 +134,12 @@ class MemoryStore(BaseStore):
     def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
         with self._lock:
             self._check_open()
-            marks = self._call_marks.setdefault(conversation_id, {})
-            marks.pop(call_id, None)  # re-inserted last: the order is the order of the latest marks
-            marks[call_id] = (call_id, state, detail, now_utc())
+            self._set_mark(conversation_id, call_id, state, detail)
+
+    def _set_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
+        marks = self._call_marks.setdefault(conversation_id, {})
+        marks.pop(call_id, None)  # re-inserted last: the order is the order of the latest marks
+        marks[call_id] = (call_id, state, detail, now_utc())
 
     def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
         with self._lock:

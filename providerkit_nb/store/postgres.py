@@ -102,6 +102,12 @@ RETURNING seq, (SELECT seq FROM providerkit_messages
                 WHERE conversation_id = %(cid)s AND hash = %(hash)s ORDER BY seq DESC LIMIT 1)
 """
 
+_PUT_MARK = (
+    "INSERT INTO providerkit_call_marks (conversation_id, call_id, state, detail, updated_at) "
+    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
+    "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at"
+)
+
 
 class PostgresStore(BaseStore):
     """``PostgresStore(dsn, schema=None)``: one connection, thread-safe behind a lock.
@@ -249,6 +255,31 @@ class PostgresStore(BaseStore):
         raise StoreLockedError(f"{self.where}: conversation {conversation_id!r} is being written "
                                "too fast by other clients to append; try again")
 
+    def _append_step(
+        self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
+    ) -> list[SavedMessage]:
+        """One transaction: every row and mark of the step, or (after a crash or an error) none.
+        A concurrent writer that took one of its seqs first makes it start again."""
+        at = now_utc()
+        unique = self._pg.errors.UniqueViolation
+        with self._lock:
+            for _ in range(1000):
+                saved: list[SavedMessage] = []
+                try:
+                    with self._cursor("save a step", transaction=True) as cur:
+                        for text, digest in rows:
+                            cur.execute(_INSERT, {"cid": conversation_id, "at": at, "hash": digest, "body": text})
+                            seq, dup = cur.fetchone()
+                            saved.append(SavedMessage(seq, digest, at, dup))
+                        for call_id, state, detail in marks:
+                            cur.execute(_PUT_MARK, (conversation_id, call_id, state, detail, at))
+                    return saved
+                except StoreError as exc:
+                    if not isinstance(exc.__cause__, unique):
+                        raise
+        raise StoreLockedError(f"{self.where}: conversation {conversation_id!r} is being written "
+                               "too fast by other clients to append; try again")
+
     def _bodies(self, conversation_id: str) -> list[tuple[int, str, str]]:
         # only what a message is made of: no timestamps to read for load
         with self._cursor("load a conversation") as cur:
@@ -352,12 +383,7 @@ class PostgresStore(BaseStore):
 
     def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
         with self._cursor("mark a tool call") as cur:
-            cur.execute(
-                "INSERT INTO providerkit_call_marks (conversation_id, call_id, state, detail, updated_at) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
-                "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at",
-                (conversation_id, call_id, state, detail, now_utc()),
-            )
+            cur.execute(_PUT_MARK, (conversation_id, call_id, state, detail, now_utc()))
 
     def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
         with self._cursor("read call marks") as cur:

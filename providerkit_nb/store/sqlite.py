@@ -44,6 +44,8 @@ from .base import (
     newest_first,
     now_utc,
 )
+from .guard import FileGuard
+from .room import no_room_reason, no_room_text
 
 __all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
 
@@ -111,12 +113,44 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
        # first save to a long conversation looks up one hash instead of reading every row
         "CREATE INDEX IF NOT EXISTS messages_by_hash ON messages (conversation_id, hash, seq)",
     ),
+    (  # a leaner layout: one index instead of two. (conversation_id, seq, h8), h8 being the
+       # first 60 bits of the hash, finds a conversation's rows in order, its last seq, and
+       # (reading only the index) a row with a given hash: a save updates two b-trees instead
+       # of three. The seq is kept unique by the statements that insert (each under SQLite's
+       # write lock), so the table is rebuilt without its UNIQUE constraint.
+        """CREATE TABLE messages_v6 (
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            h8 INTEGER NOT NULL,
+            body TEXT NOT NULL,
+            duplicate_of INTEGER
+        )""",
+        "INSERT INTO messages_v6 (id, conversation_id, seq, created_at, hash, h8, body, duplicate_of) "
+        "SELECT id, conversation_id, seq, created_at, hash, coalesce(h8(hash), 0), body, duplicate_of "
+        "FROM messages ORDER BY id",
+        "DROP TABLE messages",
+        "ALTER TABLE messages_v6 RENAME TO messages",
+        "CREATE INDEX messages_by_seq ON messages (conversation_id, seq, h8)",
+    ),
 )
 
-# The last seq of a conversation and the latest earlier row with one hash, both from an index.
+
+def h8(digest: str) -> int | None:
+    """The first 60 bits of a hex sha256, as the index keeps them (None for another text)."""
+    try:
+        return int(digest[:15], 16)
+    except (TypeError, ValueError):
+        return None
+
+
+# The last seq of a conversation and its latest row before seq ?4 with hash ?2 (?3: its h8),
+# both from the index: the second reads the index's h8 of each row and the table row of a match.
 _LAST_AND_DUP = """
-SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?3 ORDER BY seq DESC LIMIT 1),
-       (SELECT seq FROM messages WHERE conversation_id = ?1 AND hash = ?2 AND seq < ?3
+SELECT (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?4 ORDER BY seq DESC LIMIT 1),
+       (SELECT seq FROM messages WHERE conversation_id = ?1 AND seq < ?4 AND h8 = ?3 AND hash = ?2
         ORDER BY seq DESC LIMIT 1)
 """
 
@@ -134,36 +168,50 @@ _APPLICATION_ID_BYTES = APPLICATION_ID.to_bytes(4, "big")  # at offset 68 (user_
 # hash to update on every save, and no lookup in the statement.
 #
 # The usual save knows the seq already (the last one it saw + 1) and only has SQLite confirm it
-# under the write lock: the row before it must exist (else seq is NULL and the NOT NULL
-# constraint refuses the row) and the seq must be free (else the UNIQUE key refuses it). A
-# refused save wrote nothing; it reads the conversation again and uses _INSERT. This spares the
+# under the write lock: the conversation's last seq must be the one before it, else the seq is
+# NULL and the NOT NULL constraint refuses the row (this is also what keeps seqs unique: the
+# statement runs under the write lock). A refused save wrote nothing; it reads the conversation
+# again and uses _INSERT. This spares the
 # RETURNING (about a fifth of the statement's time). The map can be wrong in one case only:
 # another connection deleted the conversation and wrote exactly as many rows again since this
 # object last looked; duplicate_of is a hint for a viewer, never a reason to drop a row.
 _INSERT_NEXT = """
-INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
+INSERT INTO messages (conversation_id, seq, created_at, hash, h8, body, duplicate_of)
 VALUES (
     ?1,
-    CASE WHEN ?2 = 1 OR EXISTS (SELECT 1 FROM messages WHERE conversation_id = ?1 AND seq = ?2 - 1)
+    CASE WHEN coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) = ?2 - 1
          THEN ?2 END,
-    ?3, ?4, ?5, ?6
+    ?3, ?4, ?5, ?6, ?7
 )
 """
 _INSERT = """
-INSERT INTO messages (conversation_id, seq, created_at, hash, body, duplicate_of)
-VALUES (
-    ?1,
-    coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
-    ?2, ?3, ?4, ?5
-)
+INSERT INTO messages (conversation_id, seq, created_at, hash, h8, body, duplicate_of)
+SELECT ?1, coalesce((SELECT seq FROM messages WHERE conversation_id = ?1 ORDER BY seq DESC LIMIT 1), 0) + 1,
+       ?2, ?3, ?4, ?5, ?6
 RETURNING seq
 """
 # (ORDER BY ... LIMIT 1 rather than max(): SQLite answers it from the end of the index in
 # O(log n), where max() with a WHERE clause scans the whole conversation.)
+_PUT_MARK = (
+    "INSERT INTO call_marks (conversation_id, call_id, state, detail, updated_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
+    "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at"
+)
+
+
+_SQLITE_FULL = 13  # "database or disk is full" (a write that found no room)
+_SQLITE_IOERR = 10  # "disk I/O error" (and its extended codes): a write past RLIMIT_FSIZE is one
+
+
+# What a store object's map of a conversation's hashes (``_seen``) holds: every row's hash (read
+# by load, or the conversation was new), every row's h8 (read from the index whole), or only the
+# rows this object saved (the index answers for the others).
+_PARTIAL, _BY_DIGEST, _BY_H8 = 0, 1, 2
+_MAP_AFTER = 2  # index lookups of new hashes before the map of the whole index is read
 
 
 def _ts(dt: datetime) -> str:
-    return dt.isoformat(timespec="microseconds")
+    return dt.isoformat()  # (timespec="microseconds" costs twice as much; both read back alike)
 
 
 # --------------------------------------------------------------------------- default path
@@ -178,7 +226,7 @@ def default_path() -> tuple[Path, str]:
 # --------------------------------------------------------------------------- the store
 
 
-class NotebookStore(BaseStore):
+class NotebookStore(FileGuard, BaseStore):
     """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store."""
 
     def __init__(
@@ -199,11 +247,12 @@ class NotebookStore(BaseStore):
         self.synchronous = sync
         self.busy_timeout = float(busy_timeout)
         self._lock = threading.RLock()
-        # conversation id -> (last seq seen, hash -> latest seq, whether the map holds every row):
+        # conversation id -> (last seq seen, hash -> latest seq, what the map holds: see _PARTIAL):
         # duplicate detection off the hot path. A map made by load() is complete; one started by
         # a save holds only what this object saw, and a hash missing from it is looked up in
-        # the index.
-        self._seen: dict[str, tuple[int, dict[str, int], bool]] = {}
+        # the index (a few times; then the index's map is read whole).
+        self._seen: dict[str, tuple[int, dict[Any, int], int]] = {}
+        self._misses: dict[str, int] = {}  # lookups of new hashes in the index, per partial map
         self._sync_pending = False
         self._conn = self._open()
 
@@ -236,23 +285,31 @@ class NotebookStore(BaseStore):
         wal = known = False
         if exists:
             assert st is not None
-            fd = os.open(p, os.O_RDONLY)  # the header only: a third of what open() costs
+            fd = os.open(p, os.O_RDONLY)  # the first page only: a third of what open() costs
             try:
-                header = os.pread(fd, 72, 0)
+                header = os.pread(fd, 4096, 0)
+                size = _page_size(header)
+                if size > len(header):
+                    header = os.pread(fd, size, 0)
             finally:
                 os.close(fd)
             head = header[: len(SQLITE_MAGIC)]
             wal = header[18:20] == b"\x02\x02"  # the file format versions of a WAL database
-            # Checked before by this process, and its header still says: our application id,
-            # the current schema (user_version), WAL. Then the checks are not repeated. (In WAL
-            # mode the header can lag the last commits; a newer version migrating the file from
-            # another process meanwhile is the one change it could miss; damage done since the
-            # first open is found by the first statement, with the same error.)
+            # The header says: our application id, the current schema (user_version), WAL. It
+            # is the whole truth when no commit waits in the -wal file (a store closed cleanly:
+            # the last connection checkpoints and removes it), and was checked before when this
+            # process opened the file already. Then the checks are not repeated, and the open
+            # runs no statement at all (the first read or write opens the -wal and reads the
+            # schema, as it would anyway); the schema's page is looked at first, so a damaged
+            # one still goes through SQLite's checks here. (With commits in the -wal, the
+            # header can lag them: a newer version migrating the file from another process is
+            # the one change it could miss, so that case is checked by SQL; damage done since
+            # is found by the first statement, with the same error.)
             known = (
-                (st.st_dev, st.st_ino) in _CHECKED
-                and wal
+                wal
                 and header[60:64] == len(MIGRATIONS).to_bytes(4, "big")
                 and header[68:72] == _APPLICATION_ID_BYTES
+                and ((st.st_dev, st.st_ino) in _CHECKED or _no_pending_wal(p) and _schema_page_sound(header))
             )
             if head != SQLITE_MAGIC:
                 raise self._fail(
@@ -346,6 +403,7 @@ class NotebookStore(BaseStore):
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version == len(MIGRATIONS):
             return
+        conn.create_function("h8", 1, h8, deterministic=True)  # used by migration 6
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under the lock
@@ -374,6 +432,17 @@ class NotebookStore(BaseStore):
                 f"{doing} ({text})",
                 "Another notebook or script is holding a long write; finish or close it, or pass "
                 "a larger busy_timeout. Nothing was written by this call.",
+            )
+        code = getattr(exc, "sqlite_errorcode", 0) or 0
+        if code == _SQLITE_FULL or code & 0xFF == _SQLITE_IOERR:
+            reason = no_room_reason(self.path.parent)
+            if reason is not None or code == _SQLITE_FULL:
+                return StoreError(f"{self.path}: {no_room_text(doing, reason or text)} (SQLite: {text})")
+            return self._fail(
+                StoreError,
+                f"could not {doing}: the disk failed a read or write ({text})",
+                "Nothing of this write was kept. Check the disk (and that the file is still "
+                "there), then save again.",
             )
         if "readonly" in low or "read-only" in low or "unable to open" in low or "permission" in low:
             writable = os.access(self.path.parent, os.W_OK)
@@ -442,45 +511,96 @@ class NotebookStore(BaseStore):
         with self._lock:  # inlined rather than _read(): this is the hot path
             self._check_open()
             try:
-                seen = self._seen.get(conversation_id)
-                if seen is None:  # first save to it from this object: two index lookups
-                    last, dup = self._last_and_dup(conversation_id, digest)
-                    hashes: dict[str, int] = {}
-                    complete = last == 0  # a new conversation: the empty map is all of it
-                else:
-                    last, hashes, complete = seen
-                    dup = hashes.get(digest)
-                    if dup is None and not complete:
-                        dup = self._last_and_dup(conversation_id, digest, last + 1)[1]
-                seq = last + 1
-                try:
-                    self._conn.execute(_INSERT_NEXT, (conversation_id, seq, _ts(at), digest, text, dup))
-                except sqlite3.IntegrityError:
-                    # Another connection wrote to (or deleted) this conversation since we last
-                    # looked: take the next seq under the write lock, look the hash up again
-                    # and correct the row's duplicate_of if that changes the answer; from now
-                    # on the map is partial.
-                    seq = self._conn.execute(
-                        _INSERT, (conversation_id, _ts(at), digest, text, dup)
-                    ).fetchone()[0]
-                    found = self._last_and_dup(conversation_id, digest, seq)[1]
-                    hashes, complete = {}, False
-                    if found != dup:
-                        dup = found
-                        self._conn.execute(
-                            "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
-                            (dup, conversation_id, seq),
-                        )
+                seq, dup = self._insert(conversation_id, text, digest, _ts(at))
             except sqlite3.Error as exc:
                 self._seen.pop(conversation_id, None)
                 raise self._translate(exc, "save a message") from exc
-            hashes[digest] = seq
-            self._seen[conversation_id] = (seq, hashes, complete)
         return SavedMessage(seq, digest, at, dup)
 
-    def _last_and_dup(self, conversation_id: str, digest: str, before: int = 2**62) -> tuple[int, int | None]:
+    def _insert(self, conversation_id: str, text: str, digest: str, at: str) -> tuple[int, int | None]:
+        """One row under SQLite's write lock (its own autocommit statement, or a statement of
+        the transaction that holds the lock): (seq, duplicate_of)."""
+        short = int(digest[:15], 16)  # h8 of a digest this library made
+        seen = self._seen.get(conversation_id)
+        if seen is None:  # first save to it from this object: two lookups in the index
+            last, dup = self._last_and_dup(conversation_id, digest, short)
+            hashes: dict[Any, int] = {}
+            mode = _BY_DIGEST if last == 0 else _PARTIAL  # a new conversation: the empty map is all
+        else:
+            last, hashes, mode = seen
+            if mode == _BY_H8:
+                dup = self._confirmed(conversation_id, hashes.get(short), digest)
+            else:
+                dup = hashes.get(digest)
+                if dup is None and mode == _PARTIAL:
+                    # a hash this object has not seen: the index has it. After a few, the map
+                    # of the whole index is read once and answers from then on.
+                    misses = self._misses[conversation_id] = self._misses.get(conversation_id, 0) + 1
+                    if misses < _MAP_AFTER:
+                        dup = self._last_and_dup(conversation_id, digest, short, last + 1)[1]
+                    else:
+                        hashes, mode = self._h8_map(conversation_id), _BY_H8
+                        dup = self._confirmed(conversation_id, hashes.get(short), digest)
+        seq = last + 1
+        try:
+            self._conn.execute(_INSERT_NEXT, (conversation_id, seq, at, digest, short, text, dup))
+        except sqlite3.IntegrityError:
+            # Another connection wrote to (or deleted) this conversation since we last
+            # looked: take the next seq under the write lock, look the hash up again
+            # and correct the row's duplicate_of if that changes the answer; from now
+            # on the map is partial.
+            seq = self._conn.execute(_INSERT, (conversation_id, at, digest, short, text, dup)).fetchone()[0]
+            found = self._last_and_dup(conversation_id, digest, short, seq)[1]
+            hashes, mode = {}, _PARTIAL
+            self._misses.pop(conversation_id, None)
+            if found != dup:
+                dup = found
+                self._conn.execute(
+                    "UPDATE messages SET duplicate_of = ? WHERE conversation_id = ? AND seq = ?",
+                    (dup, conversation_id, seq),
+                )
+        hashes[short if mode == _BY_H8 else digest] = seq
+        self._seen[conversation_id] = (seq, hashes, mode)
+        return seq, dup
+
+    def _h8_map(self, conversation_id: str) -> dict[Any, int]:
+        """h8 -> latest seq, for the whole conversation, from the index alone."""
+        return dict(self._conn.execute(
+            "SELECT h8, seq FROM messages WHERE conversation_id = ? ORDER BY seq", (conversation_id,)))
+
+    def _confirmed(self, conversation_id: str, seq: int | None, digest: str) -> int | None:
+        """``seq`` when its row has ``digest`` whole (not only its first 60 bits), else None."""
+        if seq is None:
+            return None
+        row = self._conn.execute("SELECT hash FROM messages WHERE conversation_id = ? AND seq = ?",
+                                 (conversation_id, seq)).fetchone()
+        return seq if row is not None and row[0] == digest else None
+
+    def _append_step(
+        self, conversation_id: str, rows: Sequence[tuple[str, str]], marks: Sequence[tuple[str, str, str]]
+    ) -> list[SavedMessage]:
+        """One BEGIN IMMEDIATE transaction: every row and mark of the step, or (after a crash or
+        an error) none of them."""
+        at = now_utc()
+        stamp = _ts(at)
+        saved: list[SavedMessage] = []
+        try:
+            with self._write("save a step") as c:
+                for text, digest in rows:
+                    seq, dup = self._insert(conversation_id, text, digest, stamp)
+                    saved.append(SavedMessage(seq, digest, at, dup))
+                for call_id, state, detail in marks:
+                    c.execute(_PUT_MARK, (conversation_id, call_id, state, detail, stamp))
+        except BaseException:
+            self._seen.pop(conversation_id, None)  # it may name rows the rollback took back
+            raise
+        return saved
+
+    def _last_and_dup(
+        self, conversation_id: str, digest: str, short: int, before: int = 2**62
+    ) -> tuple[int, int | None]:
         """(last seq, latest seq with this hash) among the conversation's rows before ``before``."""
-        last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, before)).fetchone()
+        last, dup = self._conn.execute(_LAST_AND_DUP, (conversation_id, digest, short, before)).fetchone()
         return last or 0, dup
 
     def _bodies(self, conversation_id: str) -> list[tuple[int, str, bytes]]:
@@ -491,7 +611,7 @@ class NotebookStore(BaseStore):
                 "SELECT seq, hash, CAST(body AS BLOB) FROM messages WHERE conversation_id = ? ORDER BY seq",
                 (conversation_id,),
             ).fetchall()
-            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _ in rows}, True)
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _ in rows}, _BY_DIGEST)
         return rows
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
@@ -502,7 +622,7 @@ class NotebookStore(BaseStore):
                 (conversation_id,),
             ).fetchall()
             # the hashes came with the rows: the next save here needs no read of its own
-            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows}, True)
+            self._seen[conversation_id] = (rows[-1][0] if rows else 0, {h: s for s, h, _, _ in rows}, _BY_DIGEST)
         parse = datetime.fromisoformat
         try:
             return [StoredMessage(s, h, parse(t), b) for s, h, t, b in rows]
@@ -521,7 +641,8 @@ class NotebookStore(BaseStore):
                              UNION SELECT id FROM conversations)
                 SELECT ids.id,
                        (SELECT count(*) FROM messages m WHERE m.conversation_id = ids.id),
-                       (SELECT max(created_at) FROM messages m WHERE m.conversation_id = ids.id),
+                       (SELECT created_at FROM messages m WHERE m.conversation_id = ids.id
+                        ORDER BY seq DESC LIMIT 1),
                        c.updated_at, c.session_id, c.title, c.model, c.tags
                 FROM ids LEFT JOIN conversations c ON c.id = ids.id
                 """
@@ -597,12 +718,7 @@ class NotebookStore(BaseStore):
 
     def _put_mark(self, conversation_id: str, call_id: str, state: str, detail: str) -> None:
         with self._read("mark a tool call") as c:  # one autocommit statement
-            c.execute(
-                "INSERT INTO call_marks (conversation_id, call_id, state, detail, updated_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (conversation_id, call_id) DO UPDATE SET "
-                "state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at",
-                (conversation_id, call_id, state, detail, _ts(now_utc())),
-            )
+            c.execute(_PUT_MARK, (conversation_id, call_id, state, detail, _ts(now_utc())))
 
     def _marks(self, conversation_id: str) -> Sequence[tuple[str, str, str, datetime]]:
         with self._read("read call marks") as c:
@@ -638,37 +754,56 @@ class NotebookStore(BaseStore):
         with self._read("read the schema version") as c:
             return int(c.execute("PRAGMA user_version").fetchone()[0])
 
-    # ---- the per-conversation guard: an OS file lock beside the store file
+    # ---- the per-conversation guard: an OS file lock beside the store file (guard.FileGuard)
 
-    def _lock_conversation(self, conversation_id: str) -> bool:
-        from .guard import FileLocks
+    def _guard_base(self) -> Path:
+        return self.path
 
-        self._check_open()
-        with self._lock:
-            locks = self.__dict__.get("_file_locks")
-            if locks is None:
-                locks = self.__dict__["_file_locks"] = FileLocks(self.path)
-        try:
-            return locks.try_lock(conversation_id)
-        except OSError as exc:
-            raise self._fail(
-                StoreReadOnlyError, f"cannot lock conversation {conversation_id!r} in {locks.path} "
-                f"({exc.strerror})", "The guard needs to create that file beside the store; make "
-                "the folder writable.") from exc
-
-    def _unlock_conversation(self, conversation_id: str) -> None:
-        locks = self.__dict__.get("_file_locks")
-        if locks is not None:
-            locks.unlock(conversation_id)
+    def _guard_failed(self, conversation_id: str, where: Path, exc: OSError) -> Exception:
+        return self._fail(
+            StoreReadOnlyError, f"cannot lock conversation {conversation_id!r} in {where} "
+            f"({exc.strerror})", "The guard needs to create that file beside the store; make "
+            "the folder writable.")
 
     def close(self) -> None:
         with self._lock:
             if not self.closed:
                 self.closed = True
                 self._conn.close()
-            locks = self.__dict__.pop("_file_locks", None)
-            if locks is not None:
-                locks.close()
+            self._close_guard()
+
+
+def _page_size(header: bytes) -> int:
+    size = int.from_bytes(header[16:18], "big")
+    return 65536 if size == 1 else size
+
+
+def _schema_page_sound(page: bytes) -> bool:
+    """A look at the schema table's page (page 1, after the file header) before trusting the
+    header alone: a b-tree page header whose cells all point inside the page. A page that fails
+    it goes through SQLite's own checks at open, which name the damage."""
+    size = _page_size(page)
+    if len(page) < size or page[100] not in (0x05, 0x0D):  # an interior or a leaf table page
+        return False
+    usable = size - page[20]  # less the bytes reserved at the end of each page
+    start = 100 + (12 if page[100] == 0x05 else 8)
+    cells = int.from_bytes(page[103:105], "big")
+    content = int.from_bytes(page[105:107], "big") or 65536
+    freeblock = int.from_bytes(page[101:103], "big")
+    if start + 2 * cells > content or content > usable or (freeblock and not content <= freeblock < usable):
+        return False
+    pointers = page[start : start + 2 * cells]
+    return all(content <= int.from_bytes(pointers[i : i + 2], "big") < usable for i in range(0, 2 * cells, 2))
+
+
+def _no_pending_wal(path: Path) -> bool:
+    """No commit waits in the file's -wal (there is none, or it is empty)."""
+    try:
+        return os.stat(f"{path}-wal").st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _is_timestamp(value: object) -> bool:

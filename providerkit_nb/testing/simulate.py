@@ -316,10 +316,16 @@ class _Announcing:
         print(f"SAVED {message.role}", flush=True)
         return saved
 
+    def save_step(self, conversation_id: str, messages: Sequence[Message], **kw: Any) -> Any:
+        saved = self._store.save_step(conversation_id, messages, **kw)
+        for message in messages:  # durable together: the step returned
+            print(f"SAVED {message.role}", flush=True)
+        return saved
+
 
 def announcing(store: Store) -> Store:
-    """``store``, printing ``SAVED <role>`` once each save is durable, so the parent that will
-    kill this process knows what must survive."""
+    """``store``, printing ``SAVED <role>`` once each save (or each message of a step) is
+    durable, so the parent that will kill this process knows what must survive."""
     return cast("Store", _Announcing(store))
 
 

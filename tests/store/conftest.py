@@ -80,6 +80,13 @@ def _sqlite(tmp_path: Path) -> Iterator[Backing]:
     yield Backing("sqlite", lambda **kw: NotebookStore(path, **kw), durable=True, target=str(path))
 
 
+def _jsonl(tmp_path: Path) -> Iterator[Backing]:
+    from providerkit_nb.store.jsonl_store import JsonlStore
+
+    path = tmp_path / "t.providerkit-jsonl"
+    yield Backing("jsonl", lambda **kw: JsonlStore(path, **kw), durable=True, target=str(path))
+
+
 def _postgres(tmp_path: Path) -> Iterator[Backing]:
     dsn = require_pg()
     import psycopg
@@ -95,7 +102,7 @@ def _postgres(tmp_path: Path) -> Iterator[Backing]:
         c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-_KINDS = {"memory": _memory, "sqlite": _sqlite, "postgres": _postgres}
+_KINDS = {"memory": _memory, "sqlite": _sqlite, "jsonl": _jsonl, "postgres": _postgres}
 
 
 def _backing(kind: str, tmp_path: Path) -> Iterator[Backing]:
@@ -113,12 +120,12 @@ def _backing(kind: str, tmp_path: Path) -> Iterator[Backing]:
 _PG = pytest.param("postgres", marks=pytest.mark.postgres)
 
 
-@pytest.fixture(params=["memory", "sqlite", _PG])
+@pytest.fixture(params=["memory", "sqlite", "jsonl", _PG])
 def backing(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backing]:
     yield from _backing(request.param, tmp_path)
 
 
-@pytest.fixture(params=["sqlite", _PG])
+@pytest.fixture(params=["sqlite", "jsonl", _PG])
 def durable(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backing]:
     yield from _backing(request.param, tmp_path)
 

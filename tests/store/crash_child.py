@@ -18,7 +18,6 @@ The writer builds its store after the fork, so no connection is shared with this
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -28,7 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from convo import conversation  # noqa: E402
+from fork_server import serve  # noqa: E402
 
+from providerkit_nb.store.jsonl_store import JsonlStore  # noqa: E402
 from providerkit_nb.store.postgres import PostgresStore  # noqa: E402
 from providerkit_nb.store.sqlite import NotebookStore  # noqa: E402
 
@@ -42,6 +43,8 @@ def writer(req: dict) -> None:
     fd = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     if req["kind"] == "sqlite":
         store = NotebookStore(req["target"])
+    elif req["kind"] == "jsonl":
+        store = JsonlStore(req["target"])
     else:
         store = PostgresStore(req["target"], schema=req.get("schema"))
     os.write(fd, b"ready\n")
@@ -80,29 +83,15 @@ def _keep_pace(done: int, peer: str, lead: int, count: int) -> None:
         time.sleep(0.0002)
 
 
-def serve() -> None:
-    for line in sys.stdin:
-        req = json.loads(line)
-        if req["op"] == "run":
-            pid = os.fork()
-            if pid == 0:
-                code = 0
-                try:
-                    writer(req)
-                except BaseException:
-                    with open(req["out"] + ".err", "w") as f:
-                        f.write(traceback.format_exc())
-                    code = 1
-                os._exit(code)
-            reply = {"pid": pid}
-        elif req["op"] == "wait":
-            _, status = os.waitpid(int(req["pid"]), 0)
-            reply = {"status": os.waitstatus_to_exitcode(status)}
-        else:
-            reply = {"error": f"unknown op {req['op']!r}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
+def child(req: dict) -> int:
+    try:
+        writer(req)
+    except BaseException:
+        with open(req["out"] + ".err", "w") as f:
+            f.write(traceback.format_exc())
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    serve()
+    serve(child)

@@ -9,7 +9,15 @@ import providerkit_nb as pk
 
 
 def hold_conversation(kind: str, target: str, schema: str | None, cid: str, ready: Any) -> None:
-    store: Any = pk.PostgresStore(target, schema=schema) if kind == "postgres" else pk.NotebookStore(target)
+    store: Any
+    if kind == "postgres":
+        store = pk.PostgresStore(target, schema=schema)
+    elif kind == "jsonl":
+        from providerkit_nb.store.jsonl_store import JsonlStore
+
+        store = JsonlStore(target)
+    else:
+        store = pk.NotebookStore(target)
     with store.hold(cid):
         ready.set()
         time.sleep(600)

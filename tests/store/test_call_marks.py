@@ -50,7 +50,7 @@ def test_a_store_of_the_previous_schema_is_migrated_in_place(tmp_path):
     conn.execute("PRAGMA user_version = 1")
     conn.close()
     with NotebookStore(path) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == 6
         store.mark_call("c", "call_1", "asking")
         assert store.call_marks("c")["call_1"].state == "asking"
 

@@ -11,6 +11,7 @@ import json
 import math
 import sqlite3
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,6 +78,14 @@ def _damage(backing: Backing, store: Any, cid: str, seq: int, body: str, rehash:
                 (body, digest, cid, seq),
             )
             assert cur.rowcount == 1
+    elif backing.kind == "jsonl":  # the conversation's file, edited where the row's message is
+        path = next(Path(backing.target).glob(f"{cid}.jsonl"))
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        at = [i for i, line in enumerate(lines) if '"message":' in line][seq - 1]
+        row = store.records(cid)[seq - 1]
+        assert row.json in lines[at]
+        lines[at] = lines[at].replace(row.json, body).replace(old, digest)
+        path.write_text("".join(lines), encoding="utf-8")
     else:  # memory: there is no disk; the row object itself is replaced
         rows = store._rows[cid]
         rows[seq - 1] = dataclasses.replace(rows[seq - 1], json=body, hash=digest)
@@ -101,7 +110,7 @@ def test_a_damaged_row_is_named_or_skipped_and_other_conversations_load(
     assert "'broken'" in text and "seq=2" in text and "on_corrupt='skip'" in text
     # the hash is checked first; past it, the body itself is what is wrong
     assert ("no longer matches its hash" in text) is not rehash
-    if backing.kind == "sqlite":
+    if backing.kind in ("sqlite", "jsonl"):
         assert backing.target in text  # the file, so a person can find it
     assert fresh.load("healthy") == want
 

@@ -36,12 +36,12 @@ def test_pragmas_and_identity(tmp_path):
     p = tmp_path / "a.sqlite"
     with NotebookStore(p) as s:
         s.save("c", pk.UserMessage("x"))
-        assert s.schema_version == 5
+        assert s.schema_version == 6
         assert repr(s) == f"NotebookStore({str(p)!r}, synchronous='NORMAL')"
     raw = sqlite3.connect(p)
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert raw.execute("PRAGMA application_id").fetchone()[0] == 0x706B6E62  # "pknb"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 6
     raw.close()
     with NotebookStore(p, synchronous="full") as s:
         s.load("c")  # a file this process opened before: set with the first statement
@@ -61,7 +61,7 @@ def test_a_later_migration_is_applied_in_order_and_keeps_data(tmp_path, monkeypa
     extra = ("CREATE TABLE added_later (x INTEGER)", "INSERT INTO added_later VALUES (42)")
     monkeypatch.setattr(sqlite_mod, "MIGRATIONS", (*sqlite_mod.MIGRATIONS, extra))
     with NotebookStore(p) as s:
-        assert s.schema_version == 6  # the five shipped migrations and this one
+        assert s.schema_version == 7  # the six shipped migrations and this one
         assert s._conn.execute("SELECT x FROM added_later").fetchall() == [(42,)]
         assert s.load("c") == [pk.UserMessage("old")]
     with NotebookStore(p) as s:  # applied once only

@@ -1,7 +1,8 @@
-"""Duplicate detection in NotebookStore: a map per store object, an index for the first save.
+"""Duplicate detection in NotebookStore: a map per store object, the index for the first saves.
 
 Each store object keeps a map of the conversation's hashes (complete after a load; partial when
-it started saving without one, the rest looked up in the hash index); these tests check that
+it started saving without one, the rest looked up in the index of (conversation, seq, 60 bits
+of the hash), whose map it reads whole after two such lookups); these tests check that
 the answer (``SavedMessage.duplicate_of`` and the row's ``duplicate_of`` column) stays right when
 another connection writes or deletes in between, after a reopen, without a load, and on files
 made before either change.
@@ -103,13 +104,15 @@ def test_file_from_before_the_change(tmp_path: Path) -> None:
         assert c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == 1
     s = NotebookStore(path)
     with s:
-        assert s.schema_version == 5
+        assert s.schema_version == 6
         assert s.load("c") == msgs
         assert s.save("c", pk.UserMessage("a")).duplicate_of == 3
         assert s.save("c", pk.AssistantMessage("b")).duplicate_of == 2
     with sqlite3.connect(path) as c:
-        assert c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_by_hash'").fetchone()[0] == (
-            "CREATE INDEX messages_by_hash ON messages (conversation_id, hash, seq)")
+        assert c.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_by_seq'").fetchone()[0] == (
+            "CREATE INDEX messages_by_seq ON messages (conversation_id, seq, h8)")
+        assert [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'messages' "
+                                        "AND type = 'index'")] == ["messages_by_seq"]
 
 
 def test_file_from_schema_3_gets_the_index(tmp_path: Path) -> None:
@@ -120,7 +123,7 @@ def test_file_from_schema_3_gets_the_index(tmp_path: Path) -> None:
                 c.execute(stmt)
         c.execute("PRAGMA user_version = 3")
     with NotebookStore(path) as s:
-        assert s.schema_version == 5
+        assert s.schema_version == 6
         s.save("c", pk.UserMessage("x"))
         assert s.save("c", pk.UserMessage("x")).duplicate_of == 1
 
@@ -142,8 +145,9 @@ def test_first_save_without_a_load_looks_up_one_hash(tmp_path: Path) -> None:
         for m in msgs:
             s.save("c", m)
         s.save("c", msgs[5])  # seq 301, a duplicate of seq 6
-    plan = _plan(path, _LAST_AND_DUP, ("c", "h", 2**62))
-    assert "SEARCH messages USING COVERING INDEX messages_by_hash" in plan and "SCAN messages" not in plan
+    plan = _plan(path, _LAST_AND_DUP, ("c", "h", 7, 2**62))
+    assert "SEARCH messages USING INDEX messages_by_seq (conversation_id=? AND seq<?)" in plan
+    assert "SCAN messages" not in plan
     with NotebookStore(path) as s:
         first = s.save("c", msgs[5])
         assert (first.seq, first.duplicate_of) == (302, 301)
@@ -169,3 +173,50 @@ def test_partial_map_then_other_writer(tmp_path: Path) -> None:
     assert _column(path, "c")[5:] == [(6, 2), (7, None), (8, 7), (9, 4)]
     a.close()
     b.close()
+
+
+def test_a_new_object_reads_the_index_map_whole_after_two_lookups(tmp_path: Path) -> None:
+    """Without a load, a save of a hash the object has not seen is looked up in the index;
+    after two of those the object reads the index's map of the conversation (60 bits of each
+    hash) once, and answers from it, confirming a match against the row's whole hash."""
+    path = tmp_path / "s.sqlite"
+    msgs = [pk.UserMessage(f"m{i}") for i in range(50)]
+    with NotebookStore(path) as s:
+        for m in msgs:
+            s.save("c", m)
+    with NotebookStore(path) as s:
+        got = [s.save("c", msgs[i]).duplicate_of for i in (3, 7, 11, 3, 20)]
+        assert got == [4, 8, 12, 51, 21]
+        assert s.save("c", pk.UserMessage("new")).duplicate_of is None
+        assert s._seen["c"][2] == 2  # read whole: keyed by h8 now (see _BY_H8)
+        queries: list[str] = []
+        s._conn.set_trace_callback(queries.append)
+        assert s.save("c", msgs[40]).duplicate_of == 41
+        assert s.save("c", pk.UserMessage("newer")).duplicate_of is None
+        s._conn.set_trace_callback(None)
+        assert not [q for q in queries if "h8 = " in q], "answered from the index again"
+
+
+def test_a_hash_that_shares_its_first_60_bits_is_not_a_duplicate(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite"
+    one, two = pk.UserMessage("one"), pk.UserMessage("two")
+    with NotebookStore(path) as s:
+        s.save("c", one)
+        s.save("c", two)
+    with sqlite3.connect(path) as c:  # make row 2's h8 the one of "three", its hash staying its own
+        from providerkit_nb.store.base import encode_message
+
+        _, three = encode_message(pk.UserMessage("three"))
+        c.execute("UPDATE messages SET h8 = ? WHERE seq = 2", (int(three[:15], 16),))
+    with NotebookStore(path) as s:
+        assert s.save("c", pk.UserMessage("three")).duplicate_of is None  # looked up in the index
+    with NotebookStore(path) as s:
+        for text in ("four", "five", "six"):  # past the lookups: the index's map is read whole
+            s.save("c", pk.UserMessage(text))
+        assert s._seen["c"][2] == 2
+        assert s.save("c", pk.UserMessage("three")).duplicate_of == 3  # row 3, not the forged row 2
+    with NotebookStore(path) as s:
+        for text in ("seven", "eight", "nine"):
+            s.save("c", pk.UserMessage(text))
+        s._seen["c"][1][int(three[:15], 16)] = 2  # the map says row 2 (the forged one) is the latest
+        assert s.save("c", pk.UserMessage("three")).duplicate_of is None  # its whole hash differs

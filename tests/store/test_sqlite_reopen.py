@@ -29,7 +29,7 @@ def test_reopened_store_works_at_the_durability_asked(tmp_path: Path, sync: str,
         assert s.save("c", pk.UserMessage("two")).seq == 2
         assert s._conn.execute("PRAGMA synchronous").fetchone()[0] == level
         assert [m.content for m in s.load("c")] == ["one", "two"]
-        assert s.schema_version == 5
+        assert s.schema_version == 6
 
 
 def test_file_replaced_by_another_database_is_refused(tmp_path: Path) -> None:

@@ -82,6 +82,6 @@ def test_a_store_of_schema_3_gains_the_usage_table(tmp_path):
     conn.execute("PRAGMA user_version = 3")
     conn.close()
     with NotebookStore(path) as store:
-        assert store.schema_version == 5
+        assert store.schema_version == 6
         store.save_turn_usage("c", {"usage": None, "step": 0})
         assert store.turn_usage("c") == [{"usage": None, "step": 0}]

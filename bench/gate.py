@@ -135,9 +135,9 @@ def _per_op(fn: Any, n: int) -> float:
 
 
 def gate_overhead(n: int = 200_000) -> dict[str, Any]:
-    import providerkit_nb as pk
+    from providerkit_nb.wrappers import create_gate
 
-    gate = pk.create_gate(4)
+    gate = create_gate(4)
     lock = threading.Lock()
 
     def ours(k: int) -> None:

@@ -52,6 +52,7 @@ def _case(client: Any, stub_mod: Any, server: Any, dsn: str, conversations: int,
     import providerkit_nb as pk
     from providerkit_nb.conversation import ConversationMaker
     from providerkit_nb.core.messages import UserMessage
+    from providerkit_nb.store import PostgresStore
 
     schema = f"pk_bench_{uuid.uuid4().hex[:8]}"
     server.reset(delay, turns)
@@ -59,7 +60,7 @@ def _case(client: Any, stub_mod: Any, server: Any, dsn: str, conversations: int,
     make = ConversationMaker(store=dsn, schema=schema,
                                 registry=stub_mod.registry_config(server.url, limit, gate),
                                 model="stub/m", tools=f"{stub_mod.__name__}:TOOLS", max_steps=turns + 2)
-    store = pk.PostgresStore(dsn, schema=schema)
+    store = PostgresStore(dsn, schema=schema)
     ids = [f"b{i:05d}" for i in range(conversations)]
     for cid in ids:
         store.save(cid, UserMessage(f"cid={cid}"))

@@ -42,6 +42,7 @@ from typing import Any
 import providerkit_nb as pk
 from bench.harness import HOW_PG, print_rows, row
 from providerkit_nb.core.messages import dump_message
+from providerkit_nb.store import PostgresStore
 from providerkit_nb.store.base import encode_message
 
 TARGET = 1.5
@@ -269,7 +270,7 @@ def run(
                             note=HOW_PG))
         else:
             schema = f"pk_bench_{uuid.uuid4().hex[:8]}"
-            store = pk.PostgresStore(dsn, schema=schema)
+            store = PostgresStore(dsn, schema=schema)
             pg_floor = _PgFloor(dsn, f"{schema}.floor")
             try:
                 rows += _append_rows("postgres", store, pg_floor, msgs, rounds, batch, TARGET, True)

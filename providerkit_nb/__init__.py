@@ -27,8 +27,6 @@ _LAZY: dict[str, str] = {
     "AssistantMessage": "providerkit_nb.core.messages",
     "ToolMessage": "providerkit_nb.core.messages",
     "ToolCall": "providerkit_nb.core.messages",
-    "TextPart": "providerkit_nb.core.messages",
-    "ImagePart": "providerkit_nb.core.messages",
     "collect_turn": "providerkit_nb.core.turn",
     "Turn": "providerkit_nb.core.turn",
     # repair and validation
@@ -54,23 +52,17 @@ _LAZY: dict[str, str] = {
     "preset": "providerkit_nb.providers.factory",
     "PRESETS": "providerkit_nb.providers.factory",
     # resilience
-    "create_gate": "providerkit_nb.wrappers.gate",
     "with_gate": "providerkit_nb.wrappers.gate",
     "with_watchdog": "providerkit_nb.wrappers.watchdog",
     "with_retry": "providerkit_nb.wrappers.retry",
-    "with_key_pool": "providerkit_nb.wrappers.key_pool",
-    "with_token": "providerkit_nb.wrappers.token",
-    "with_backup_models": "providerkit_nb.wrappers.backup",
     "Registry": "providerkit_nb.wrappers.registry",
     # stores
     "Store": "providerkit_nb.store.base",
-    "NotebookStore": "providerkit_nb.notebook.store",
+    "NotebookStore": "providerkit_nb.store",
     "MemoryStore": "providerkit_nb.store.memory",
-    "PostgresStore": "providerkit_nb.store.postgres",
     # the conversation
-    "Conversation": "providerkit_nb.notebook.conversation",
+    "Conversation": "providerkit_nb.conversation",
     "resume_many": "providerkit_nb.conversation.many",
-    "send_many": "providerkit_nb.conversation.many",
     # notebook views
     "HistoryView": "providerkit_nb.notebook.widgets",
     "history_frame": "providerkit_nb.notebook.frames",
@@ -78,7 +70,6 @@ _LAZY: dict[str, str] = {
     "interrupted_frame": "providerkit_nb.notebook.frames",
     "turns_frame": "providerkit_nb.notebook.frames",
     "usage_frame": "providerkit_nb.notebook.frames",
-    "show_frame": "providerkit_nb.notebook.frames",
     "tools_frame": "providerkit_nb.notebook.frames",
     # transcripts of other tools
     "inspect": "providerkit_nb.notebook.inspection",
@@ -87,11 +78,7 @@ _LAZY: dict[str, str] = {
     "Error": "providerkit_nb.core.errors",
     "ProviderError": "providerkit_nb.core.errors",
     "ErrorKind": "providerkit_nb.core.errors",
-    "StepLimitReached": "providerkit_nb.core.errors",
-    "BudgetExceeded": "providerkit_nb.core.usage",
     "StoreError": "providerkit_nb.store.base",
-    "ConversationBusy": "providerkit_nb.store.base",
-    "TranscriptError": "providerkit_nb.transcripts.base",
     # traces as they arrive
     "otlp_receiver": "providerkit_nb.transcripts.otlp_receiver",
     "watch_traces": "providerkit_nb.notebook.trace_watch",
@@ -102,6 +89,19 @@ _LAZY: dict[str, str] = {
 # Names pk had before 1.0, with their home now. They still resolve, with a DeprecationWarning,
 # but are not in ``__all__`` and a type checker does not see them: write the new spelling.
 _MOVED: dict[str, str] = {
+    "show_frame": "providerkit_nb.notebook",
+    "StepLimitReached": "providerkit_nb.errors",
+    "BudgetExceeded": "providerkit_nb.errors",
+    "TranscriptError": "providerkit_nb.errors",
+    "ConversationBusy": "providerkit_nb.errors",
+    "send_many": "providerkit_nb.conversation",
+    "PostgresStore": "providerkit_nb.store",
+    "create_gate": "providerkit_nb.wrappers",
+    "with_backup_models": "providerkit_nb.wrappers",
+    "with_token": "providerkit_nb.wrappers",
+    "with_key_pool": "providerkit_nb.wrappers",
+    "ImagePart": "providerkit_nb.messages",
+    "TextPart": "providerkit_nb.messages",
     "FilePart": "providerkit_nb.messages",
     "ReasoningItems": "providerkit_nb.messages",
     "dumps": "providerkit_nb.messages",
@@ -162,14 +162,13 @@ _MOVED: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from .conversation.many import resume_many, send_many
-    from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached
+    from .conversation import Conversation
+    from .conversation.many import resume_many
+    from .core.errors import Error, ErrorKind, ProviderError
     from .core.messages import (
         AssistantMessage,
-        ImagePart,
         Message,
         SystemMessage,
-        TextPart,
         ToolCall,
         ToolMessage,
         UserMessage,
@@ -183,78 +182,62 @@ if TYPE_CHECKING:
     )
     from .core.tools import Tool, ToolOutput, ToolRegistry, define_tool, tool
     from .core.turn import Turn, collect_turn
-    from .core.usage import BudgetExceeded
     from .mcp import mcp_tools
-    from .notebook.conversation import Conversation
     from .notebook.frames import (
         changes_frame,
         history_frame,
         interrupted_frame,
-        show_frame,
         tools_frame,
         turns_frame,
         usage_frame,
     )
     from .notebook.inspection import inspect
-    from .notebook.store import NotebookStore
     from .notebook.trace_watch import watch_traces
     from .notebook.widgets import HistoryView
     from .providers.base import Provider
     from .providers.factory import PRESETS, anthropic, gemini, openai, preset, responses
-    from .store.base import ConversationBusy, Store, StoreError
+    from .store import NotebookStore
+    from .store.base import Store, StoreError
     from .store.memory import MemoryStore
-    from .store.postgres import PostgresStore
     from .testing import simulate
-    from .transcripts.base import TranscriptError
     from .transcripts.export import export
     from .transcripts.otlp_receiver import otlp_receiver
     from .wire.validate import validate_history
-    from .wrappers.backup import with_backup_models
-    from .wrappers.gate import create_gate, with_gate
-    from .wrappers.key_pool import with_key_pool
+    from .wrappers.gate import with_gate
     from .wrappers.registry import Registry
     from .wrappers.retry import with_retry
-    from .wrappers.token import with_token
     from .wrappers.watchdog import with_watchdog
 
 __all__ = [
     "AssistantMessage",
-    "BudgetExceeded",
     "Conversation",
-    "ConversationBusy",
     "Error",
     "ErrorKind",
     "HistoryView",
     "INTERRUPTED_MAY_HAVE_RUN",
     "INTERRUPTED_READ_ONLY",
     "INTERRUPTED_STOPPED",
-    "ImagePart",
     "MemoryStore",
     "Message",
     "NotebookStore",
     "PRESETS",
-    "PostgresStore",
     "Provider",
     "ProviderError",
     "Registry",
     "Repaired",
-    "StepLimitReached",
     "Store",
     "StoreError",
     "SystemMessage",
-    "TextPart",
     "Tool",
     "ToolCall",
     "ToolMessage",
     "ToolOutput",
     "ToolRegistry",
-    "TranscriptError",
     "Turn",
     "UserMessage",
     "anthropic",
     "changes_frame",
     "collect_turn",
-    "create_gate",
     "define_tool",
     "export",
     "gemini",
@@ -268,8 +251,6 @@ __all__ = [
     "repair_history",
     "responses",
     "resume_many",
-    "send_many",
-    "show_frame",
     "simulate",
     "tool",
     "tools_frame",
@@ -277,11 +258,8 @@ __all__ = [
     "usage_frame",
     "validate_history",
     "watch_traces",
-    "with_backup_models",
     "with_gate",
-    "with_key_pool",
     "with_retry",
-    "with_token",
     "with_watchdog",
 ]
 

@@ -1,36 +1,50 @@
-"""Every error the library raises, under one base: ``except providerkit_nb.errors.Error``."""
+"""Every error the library raises, under one base: ``except providerkit_nb.errors.Error``.
 
-from .conversation.approval import ApprovalDeferred, ApprovalError, SettleError
-from .conversation.facade import SystemPromptChanged
-from .core.errors import Error, ErrorKind, ProviderError, StepLimitReached, is_retryable
-from .core.json_input import JsonInputError
-from .core.messages import MessageFormatError
-from .core.tool_run import ToolTimeout
-from .core.usage import BudgetExceeded
-from .core.validate import Problem
-from .local.server import LocalModelError
-from .mcp.client import MCPServerError
-from .store.base import (
+The classes are defined at the bottom of the package (``core``) and only named here, so that
+``import providerkit_nb.errors`` (or catching one) loads no store, reader or HTTP client.
+``classify`` reads a transport failure, so it is loaded on first use.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from .core.errors import (
+    ApprovalDeferred,
+    ApprovalError,
+    BudgetExceeded,
+    CassetteError,
     ConversationBusy,
+    Error,
+    ErrorKind,
+    FormatUnavailable,
+    GateError,
+    JsonInputError,
+    LocalModelError,
+    MCPServerError,
+    MessageFormatError,
+    MultipleThreads,
+    NoAvailableKeyError,
     NotAStoreError,
+    Problem,
+    ProviderError,
+    SettleError,
+    StepLimitReached,
     StoreCorruptError,
+    StoreCorruptWarning,
     StoreError,
     StoreLockedError,
     StoreReadOnlyError,
     StoreVersionError,
-)
-from .store.corrupt import StoreCorruptWarning
-from .testing.replay import CassetteError
-from .transcripts import FormatUnavailable
-from .transcripts.base import (
-    MultipleThreads,
+    SystemPromptChanged,
+    ToolTimeout,
     TranscriptError,
     TranscriptNotFound,
     TranscriptTruncated,
+    is_retryable,
 )
-from .transport.classify import classify
-from .wrappers.key_pool import NoAvailableKeyError
-from .wrappers.pg_gate import GateError
+from .core.lazy import claim_home
+
+if TYPE_CHECKING:
+    from .transport.classify import classify
 
 __all__ = [
     "ApprovalDeferred",
@@ -67,3 +81,13 @@ __all__ = [
     "classify",
     "is_retryable",
 ]
+
+claim_home(globals(), [n for n in __all__ if n != "classify"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "classify":
+        from .transport.classify import classify
+
+        return classify
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

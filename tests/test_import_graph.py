@@ -31,8 +31,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("mcp", ("mcp",)),
     ("transcripts", ("transcripts",)),
     ("viewer", ("viewer",)),
-    ("conversation", ("conversation",)),
+    # what the notebook's faces need of a conversation: the approval questions, the text display
+    ("conversation parts", ("conversation.approval", "conversation.console")),
     ("notebook", ("notebook",)),
+    # the one Conversation: it draws itself with the notebook's faces when a kernel runs it
+    ("conversation", ("conversation",)),
     ("testing", ("testing",)),
     # a real model on this machine (a server as a child process), or the recordings
     ("local", ("local",)),

@@ -108,6 +108,7 @@ def test_every_error_the_library_defines_derives_from_pk_error():
 
 USER_SCRIPT = '''
 import providerkit_nb as pk
+from providerkit_nb.wrappers import create_gate
 
 
 class Person:
@@ -128,7 +129,7 @@ provider = pk.openai(model="gpt-4o-mini", api_key="sk-test")
 reveal_type(provider)
 guarded = pk.with_retry(pk.with_watchdog(provider))
 reveal_type(guarded)
-reveal_type(pk.create_gate(4))
+reveal_type(create_gate(4))
 tools = pk.ToolRegistry([read_file])
 reveal_type(read_file)
 store = pk.MemoryStore()
@@ -169,7 +170,7 @@ def test_a_user_script_under_mypy_strict_sees_no_any_from_the_library(tmp_path):
         'Revealed type is "user_script.Person | None"',
         'Revealed type is "list[providerkit_nb.core.repair.InterruptedCall]"',
         'Revealed type is "providerkit_nb.core.repair.Repaired"',
-        'Revealed type is "list[providerkit_nb.core.validate.Problem]"',
+        'Revealed type is "list[providerkit_nb.core.errors.Problem]"',
         'Revealed type is "providerkit_nb.notebook.inspection.Inspection"',
         'Revealed type is "providerkit_nb.core.errors.Error"',
     ], out.stdout + out.stderr
@@ -261,3 +262,41 @@ def test_every_pk_name_the_changelog_promises_exists():
             if not hasattr(pk, name):
                 missing.append(name)
     assert missing == []
+
+
+def _modules_loaded_by(code: str) -> list[str]:
+    """The library's modules a fresh interpreter has loaded after running ``code``."""
+    probe = code + "\nimport sys\nprint('\\n'.join(m for m in sys.modules if m.split('.')[0] == 'providerkit_nb'))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+def test_importing_the_errors_loads_at_most_ten_of_the_librarys_modules():
+    """Catching a library error must not pull in stores, readers or HTTP clients."""
+    loaded = _modules_loaded_by("import providerkit_nb.errors")
+    assert len(loaded) <= 10, loaded
+    assert not [m for m in loaded if m.startswith(("providerkit_nb.store", "providerkit_nb.transport", "providerkit_nb.transcripts"))]
+    assert len(_modules_loaded_by("import providerkit_nb as pk\npk.Error")) <= 5
+
+
+def test_classify_is_still_named_by_the_errors_home():
+    import providerkit_nb.errors as errors
+    from providerkit_nb.transport.classify import classify
+
+    assert errors.classify is classify
+
+
+def test_one_class_per_concept_whatever_name_reaches_it():
+    """The store layer's, the conversation layer's and pk's names are the same objects."""
+    import providerkit_nb.conversation as conversation
+    import providerkit_nb.errors as errors
+    import providerkit_nb.store as store
+    from providerkit_nb.conversation.facade import Conversation
+
+    assert conversation.Conversation is pk.Conversation is Conversation
+    assert store.NotebookStore is pk.NotebookStore
+    assert errors.StoreError is store.StoreError
+    assert errors.StoreError.__module__ == "providerkit_nb.errors"
+    assert pk.Conversation.__module__ == "providerkit_nb.conversation"
+    assert callable(pk.Conversation.view)  # the notebook's view is the one class's method

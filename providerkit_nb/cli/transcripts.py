@@ -22,7 +22,7 @@ VALID, PROBLEMS, USAGE = 0, 1, 2
 def _inspect(source: str, format: str | None, thread: str | None, wire: str | None) -> Any:
     """The Inspection, or an exit status after saying on stderr why there is none."""
     from ..transcripts import TranscriptError
-    from ..transcripts.inspection import inspect
+    from ..transcripts.inspection import examine as inspect
 
     try:
         report = inspect(source, format=format, thread=thread, wire=wire)

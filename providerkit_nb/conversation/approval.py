@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from ..core.errors import Error
+from ..core.errors import ApprovalDeferred, ApprovalError, Error, SettleError  # noqa: F401 (defined at the bottom, kept importable here)
 from ..core.messages import AssistantMessage, Message, ToolCall, ToolMessage
-from ..core.repair import InterruptedCall, Repaired
+from ..core.repair import DENIED_TEXT, InterruptedCall, Repaired
 from ..core.tools import ToolRegistry
 from ..store.base import Store
 from ..store.call_marks import ANSWERED, ASKING, DENIED
@@ -71,10 +71,6 @@ class Host(Protocol):
 
 # What the model reads in place of a result. Fixed texts: the same decision gives the same bytes,
 # so a prompt cache keeps hitting.
-DENIED_TEXT = (
-    "The user declined this call, so it did not run. Do not call it again unless the user asks "
-    "you to."
-)
 NOT_ANSWERED_TEXT = (
     "This call did not run: it was waiting for the user's approval when the user sent a new "
     "message instead. Do not call it again unless the user asks you to."
@@ -90,24 +86,6 @@ Mark = tuple[str, str, dict[str, Any] | None]  # (call id, state, detail), as st
 SettleHow = Literal["ran", "run", "model"]
 # what is wrong with a person's edited arguments ("<path>: <what>" each; empty: they fit)
 Check = Callable[[dict[str, Any]], list[str]]
-
-
-class ApprovalError(Error, RuntimeError):
-    """A question about a call could not be asked or its answer was not understood."""
-
-
-class ApprovalDeferred(Error):
-    """Under ``Approval.deferring()`` a call that needs a person's answer ends the loop instead
-    of waiting for it (a button's callback must never wait): the call stays "asking" in the
-    store, and ``answer`` then ``resume`` carry on."""
-
-    def __init__(self, call: ToolCall) -> None:
-        super().__init__(f"call {call.id!r} ({call.name}) waits for your answer")
-        self.call = call
-
-
-class SettleError(Error, ValueError):
-    """``settle`` was given a call that is not an open interrupted call, or a wrong action."""
 
 
 @dataclass(slots=True, frozen=True)

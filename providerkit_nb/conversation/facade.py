@@ -25,7 +25,14 @@ from ..core.compaction import (
     pick_cut,
     summarize,
 )
-from ..core.errors import Error, ErrorKind, ProviderError, StepLimitReached, short_traceback
+from ..core.errors import (
+    Error,
+    ErrorKind,
+    ProviderError,
+    StepLimitReached,
+    SystemPromptChanged,  # noqa: F401 (defined at the bottom, kept importable here)
+    short_traceback,
+)
 from ..core.messages import (
     AssistantMessage,
     ContentPart,
@@ -35,19 +42,20 @@ from ..core.messages import (
     ToolMessage,
     UserMessage,
 )
-from ..core.repair import INTERRUPTED_STOPPED, Repaired, repair_history
+from ..core.repair import Repaired, repair_history
 from ..core.structured import JsonFormat, JsonReply, json_format, read_answer
 from ..core.tools import Tool, ToolRegistry
 from ..core.turn import Turn, TurnAssembler
 from ..core.usage import UsageTracker
 from ..store.base import Store
-from ..store.call_marks import DENIED, FINISHED, LOST, STARTED, STOPPED
+from ..store.call_marks import FINISHED, LOST, STARTED, STOPPED, TOLD_BY_STATE, told_by_marks
 from . import approval
-from .console import Live, no_display, terminal_display
+from .console import Live, no_display
 
 if TYPE_CHECKING:
     from ..core.repair import InterruptedCall
     from ..core.usage import Rate
+    from ..notebook.widgets import HistoryView
     from ..providers.base import Provider
 
 _P = ParamSpec("_P")
@@ -55,26 +63,6 @@ _R = TypeVar("_R")
 _M = TypeVar("_M")
 
 __all__ = ["Conversation", "SystemPromptChanged", "TurnRecord"]
-
-
-class SystemPromptChanged(Error, ValueError):
-    """``system=`` differs from the system message the stored conversation already starts with.
-
-    Reopening a conversation with another prompt would silently keep the old one (the store is
-    append-only); pass ``replace_system=True`` to start using the new one from the next call."""
-
-    def __init__(self, conversation_id: str, stored: str, given: str) -> None:
-        super().__init__(
-            f"conversation {conversation_id!r} was started with another system prompt.\n"
-            f"  stored: {_clip(stored)}\n  given:  {_clip(given)}\n"
-            "Pass replace_system=True to use the new one from the next call, or system=None to keep the stored one."
-        )
-        self.stored = stored
-        self.given = given
-
-
-def _clip(text: str, limit: int = 160) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 def _open_store(store: Any) -> Store:
@@ -85,7 +73,7 @@ def _open_store(store: Any) -> Store:
         return NotebookStore(os.fspath(store))
     if not callable(getattr(store, "load", None)) or not callable(getattr(store, "save", None)):
         raise TypeError(
-            f"store must be a store (pk.NotebookStore(), pk.MemoryStore(), pk.PostgresStore(dsn)) "
+            f"store must be a store (pk.NotebookStore(), pk.MemoryStore(), providerkit_nb.store.PostgresStore(dsn)) "
             f"or the path of a SQLite file, got {type(store).__name__}"
         )
     return store
@@ -148,9 +136,9 @@ def _guarded(method: Callable[_P, _R]) -> Callable[_P, _R]:
 class Conversation:
     """``Conversation(store, conversation_id, provider, tools, system=None)``.
 
-    This is the facade without a notebook (a terminal, a worker of ``resume_many``); what
-    ``pk.Conversation`` gives is the notebook layer's subclass, which adds ``view()``, HTML
-    live display and the approval widget.
+    One class wherever it runs: in a notebook each send draws as HTML in place, ``approve="ask"``
+    shows the approval widget and ``view()`` the history before and after repair; in a terminal
+    or a worker of ``resume_many`` the same sends print text and ask on stdin.
 
     ``options`` are per-call options passed to every ``create_stream`` (effort, max_tokens...).
     ``display`` is "auto" (live display in a notebook, plain text in a terminal), True or False.
@@ -164,6 +152,9 @@ class Conversation:
     """
 
     busy_wait: float = 0.0  # seconds send/resume wait for another holder before ConversationBusy
+    # Where the history view's Resume draws the send (an ipywidgets HTML), instead of under a
+    # running cell: a button's callback has no cell to draw under.
+    live_into: Any = None
 
     def __init__(
         self,
@@ -214,8 +205,7 @@ class Conversation:
         if system is not None:
             self._set_system(system, replace_system)
         self.repaired = Repaired(list(self._history))
-        self._stopped: set[str] = set()
-        self._denied: set[str] = set()
+        self._told_by_marks: dict[str, str] = {}  # call id -> text, from the calls' marks
         self._maybe_lost: set[str] = set()
         self._kept_results: tuple[int, dict[str, str]] = (0, {})  # see _told
         # None: tools run as they come; "ask" or a callable: a person decides (see approval)
@@ -279,8 +269,7 @@ class Conversation:
         summary (a compaction that crashed half-written, in a store written before compactions
         were saved as one step), the person's denial (a decision saved without its result, the
         same way), or that Stop landed in it."""
-        told = {cid: INTERRUPTED_STOPPED for cid in self._stopped}
-        told.update((cid, approval.DENIED_TEXT) for cid in self._denied)
+        told = dict(self._told_by_marks)
         if compacted:
             n, kept = self._kept_results
             if n != len(self._history):
@@ -298,8 +287,7 @@ class Conversation:
     def _read_marks(self) -> None:
         self.approval.reload()
         marks = self.store.call_marks(self.id)
-        self._stopped = {cid for cid, m in marks.items() if m.state == STOPPED}
-        self._denied = {cid for cid, m in marks.items() if m.state == DENIED}
+        self._told_by_marks = told_by_marks(marks)
         # started by an earlier process: lost if it has no result (checked under the hold)
         self._maybe_lost = {cid for cid, m in marks.items() if m.state == STARTED}
 
@@ -448,7 +436,7 @@ class Conversation:
         except BaseException as exc:
             seconds = round(time.monotonic() - t0, 3)
             if isinstance(exc, KeyboardInterrupt):
-                self._stopped.add(call.id)
+                self._told_by_marks[call.id] = TOLD_BY_STATE[STOPPED]
                 self._live.tool(call, "stopped", "stopped where it was running; no result saved")
                 self.store.mark_call(self.id, call.id, STOPPED, {**detail, "seconds": seconds})
             raise
@@ -640,18 +628,33 @@ class Conversation:
         except Exception:  # the side table is for inspection; never mask the real failure
             pass
 
-    # The faces of the facade. Here, those of a terminal or a worker; the notebook layer's
-    # Conversation (``pk.Conversation``) draws HTML in place, asks through a widget and adds
-    # ``view()``, so this layer never imports the notebook's.
+    # The faces: the notebook layer's (HTML in place, the approval widget, the history view),
+    # each falling back to the terminal's outside a kernel. This module sits above the notebook
+    # layer for that reason; the approval and console modules it shares sit below it.
 
     def _live_display(self) -> Live:
-        return terminal_display(self.display)
+        """HTML in place under the running cell in a notebook (or in ``live_into``), text in a
+        terminal, nothing with ``display=False``."""
+        from ..notebook.live import live_display
+
+        return live_display(self.display, into=self.live_into)
 
     def _ask(self, call: ToolCall) -> approval.Decision:
-        """approve="ask" without a notebook: a prompt on stdin (with the tool's MCP hints)."""
-        return approval.ask_stdin(
+        """approve="ask": in a notebook the widget (blocking on its clicks), else a prompt on
+        stdin; both show the tool's MCP hints and refuse an edit the tool's schema rejects."""
+        from ..notebook.approval import ask_interactive
+
+        self._live.question(call)  # the box goes where the call is, not below the whole send
+        return ask_interactive(
             call, hints=approval.hints_of(self.tools, call.name), check=self.approval.check(call)
         )
+
+    def view(self) -> HistoryView:
+        """A widget: the history before and after repair, and the interrupted calls (with
+        Resume, and Settle for a call that may have run). Needs the ``notebook`` extra."""
+        from ..notebook.widgets import HistoryView
+
+        return HistoryView(self)
 
     def settle(self, call_id: str, how: approval.SettleHow, *, note: str | None = None) -> ToolMessage:
         """Decide by hand what became of an interrupted call that may have run, and save it:

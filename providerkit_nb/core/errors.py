@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import os
 import types
+from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from .messages import ToolCall
 
 __all__ = [
     "Error",
@@ -48,10 +52,10 @@ class ErrorKind(StrEnum):
     check the network or the ``base_url``."""
     OVERLOAD = "overload"
     """The server could not answer (5xx, 529, 409, 425, "overloaded", or a malformed response).
-    Retried; ``pk.with_backup_models`` asks another model."""
+    Retried; ``providerkit_nb.wrappers.with_backup_models`` asks another model."""
     RATE = "rate"
     """A per-minute throttle. Wait ``retry_after`` seconds (``pk.with_retry`` does), lower the
-    gate's ``max_concurrent``, or spread the load over keys (``pk.with_key_pool``)."""
+    gate's ``max_concurrent``, or spread the load over keys (``providerkit_nb.wrappers.with_key_pool``)."""
     QUOTA = "quota"
     """The balance or the usage window is exhausted. Add credit or wait for ``reset_at``; a
     backup model or another key may still work. Never retried."""
@@ -250,3 +254,209 @@ def short_traceback(exc: _E) -> _E:
     exc.__cause__ = None
     exc.__suppress_context__ = True
     return exc.with_traceback(user_traceback(full))
+
+# --------------------------------------------------------------------------- every other error
+# Each layer raises these; they are defined here, at the bottom, so that catching one (or
+# ``import providerkit_nb.errors``) loads no store, transcript reader or HTTP client.
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+class ApprovalError(Error, RuntimeError):
+    """A question about a call could not be asked or its answer was not understood."""
+
+
+class ApprovalDeferred(Error):
+    """Under ``Approval.deferring()`` a call that needs a person's answer ends the loop instead
+    of waiting for it (a button's callback must never wait): the call stays "asking" in the
+    store, and ``answer`` then ``resume`` carry on."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__(f"call {call.id!r} ({call.name}) waits for your answer")
+        self.call = call
+
+
+class SettleError(Error, ValueError):
+    """``settle`` was given a call that is not an open interrupted call, or a wrong action."""
+
+
+class SystemPromptChanged(Error, ValueError):
+    """``system=`` differs from the system message the stored conversation already starts with.
+
+    Reopening a conversation with another prompt would silently keep the old one (the store is
+    append-only); pass ``replace_system=True`` to start using the new one from the next call."""
+
+    def __init__(self, conversation_id: str, stored: str, given: str) -> None:
+        super().__init__(
+            f"conversation {conversation_id!r} was started with another system prompt.\n"
+            f"  stored: {_clip(stored)}\n  given:  {_clip(given)}\n"
+            "Pass replace_system=True to use the new one from the next call, or system=None to keep the stored one."
+        )
+        self.stored = stored
+        self.given = given
+
+
+class JsonInputError(Error, ValueError):
+    """Text that is not readable JSON. ``reason`` says why in words; ``pos`` is the character
+    offset where reading stopped (``line``/``column`` the same place, 1-based); ``truncated`` is
+    true when the text ends before the document does; ``too_deep`` when it is nested beyond
+    reading."""
+
+    def __init__(
+        self, reason: str, *, pos: int | None = None, line: int | None = None, column: int | None = None,
+        truncated: bool = False, too_deep: bool = False,
+    ) -> None:
+        where = f" at line {line}, column {column} (char {pos})" if pos is not None else ""
+        super().__init__(f"{reason}{where}")
+        self.reason = reason
+        self.pos = pos
+        self.line = line
+        self.column = column
+        self.truncated = truncated
+        self.too_deep = too_deep
+
+
+class MessageFormatError(Error, ValueError):
+    """A message dict that is not canonical. ``path`` locates the bad field the way a JSON
+    document of messages spells it, e.g. ``[3].tool_calls[0].arguments``."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class ToolTimeout(BaseException):
+    """Raised inside a tool whose timeout fired (a BaseException, like KeyboardInterrupt)."""
+
+
+class BudgetExceeded(ProviderError):
+    """Raised before a call when the session's spend has reached its budget: nothing was sent.
+    Kind ``quota`` (never retried, never walked to a backup model)."""
+
+    def __init__(self, spent: float, budget: float, calls: int) -> None:
+        super().__init__(
+            "budget",
+            ErrorKind.QUOTA,
+            f"budget of ${budget:.4f} reached (${spent:.4f} spent over {calls} call(s)); nothing was sent. "
+            "Raise usage.budget_usd, or reset the tracker, to go on.",
+        )
+        self.spent = spent
+        self.budget = budget
+
+
+@dataclass(slots=True)
+class Problem:
+    """One break: which rule, at which message, what to do, and how the provider words it."""
+
+    rule: str
+    index: int
+    message: str
+    provider_wording: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"message {self.index}: {self.rule}: {self.message}"
+
+
+class LocalModelError(Error):
+    """The local server could not be started (the extra is missing, or the server failed)."""
+
+
+class MCPServerError(Error, RuntimeError):
+    """An MCP server could not be started, did not answer, or sent something unusable.
+
+    The message names the server, what happened and what to do."""
+
+
+class StoreError(Error):
+    """A store could not do what was asked. The message names the file or server and the fix."""
+
+
+class NotAStoreError(StoreError):
+    """The file exists but is not a providerkit store (another database, a text file)."""
+
+
+class StoreCorruptError(StoreError):
+    """The file is a store but SQLite reports it damaged, or a row does not decode."""
+
+
+class StoreLockedError(StoreError):
+    """Another process held the write lock longer than the busy timeout."""
+
+
+class StoreReadOnlyError(StoreError):
+    """The file or its directory cannot be written."""
+
+
+class StoreVersionError(StoreError):
+    """The store was written by a newer providerkit_nb than this one."""
+
+
+class ConversationBusy(StoreError):
+    """Another sender or resumer (this process or another) holds the conversation right now."""
+
+    def __init__(self, message: str, conversation_id: str) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+class StoreCorruptWarning(UserWarning):
+    """``load(..., on_corrupt="skip")`` left rows out; the message names them."""
+
+
+class CassetteError(Error, ValueError):
+    """The file cannot be read as a cassette (the message says why)."""
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class TranscriptError(Error, ValueError):
+    """A source could not be read as the format asked for; the message names the source, the
+    place (line, row, field) and what to do."""
+
+
+class TranscriptNotFound(TranscriptError, FileNotFoundError):
+    """The source path does not exist (a ``FileNotFoundError`` too, for callers that catch that)."""
+
+
+class TranscriptTruncated(TranscriptError):
+    """A JSON transcript that stops before its document ends (a crash mid-write). The message
+    says where and which format it looks like; ``transcript`` holds what is complete (only
+    whole top-level elements) as that format, or None when nothing could be read; ``inspect``
+    shows it with the cut as a finding."""
+
+    def __init__(self, message: str, transcript: Any, format: str | None) -> None:  # a transcripts.base.Transcript or None
+        super().__init__(message)
+        self.transcript = transcript
+        self.format = format
+
+
+class MultipleThreads(TranscriptError):
+    """The source holds several threads and none was picked; ``threads`` lists them."""
+
+    def __init__(self, source: str, threads: list[str]) -> None:
+        self.threads = threads
+        shown = ", ".join(threads[:20]) + (" ..." if len(threads) > 20 else "")
+        super().__init__(
+            f"{source} holds {len(threads)} threads ({shown}); pick one with thread=..."
+        )
+
+
+class FormatUnavailable(TranscriptError):
+    """A format is registered but its module is not there (not written yet, or not installed)."""
+
+
+class NoAvailableKeyError(ProviderError):
+    """Every key is benched; ``retry_after`` says when the first one comes back."""
+
+
+class GateError(Error, RuntimeError):
+    """The shared gate's server could not be reached or answered with an error."""

@@ -14,33 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import Error
+from .errors import (
+    JsonInputError,  # noqa: F401 (defined at the bottom, kept importable here)
+)
 
 __all__ = ["JsonInputError", "read_json", "complete_elements"]
 
 _DECODER = json.JSONDecoder()
 _LITERALS = ("true", "false", "null")
 _WS = " \t\r\n"
-
-
-class JsonInputError(Error, ValueError):
-    """Text that is not readable JSON. ``reason`` says why in words; ``pos`` is the character
-    offset where reading stopped (``line``/``column`` the same place, 1-based); ``truncated`` is
-    true when the text ends before the document does; ``too_deep`` when it is nested beyond
-    reading."""
-
-    def __init__(
-        self, reason: str, *, pos: int | None = None, line: int | None = None, column: int | None = None,
-        truncated: bool = False, too_deep: bool = False,
-    ) -> None:
-        where = f" at line {line}, column {column} (char {pos})" if pos is not None else ""
-        super().__init__(f"{reason}{where}")
-        self.reason = reason
-        self.pos = pos
-        self.line = line
-        self.column = column
-        self.truncated = truncated
-        self.too_deep = too_deep
 
 
 def _is_cut(exc: json.JSONDecodeError) -> bool:

@@ -27,3 +27,20 @@ def lazy_exports(
         return sorted(table)
 
     return getattr_, dir_
+
+
+def claim_home(namespace: Mapping[str, Any], names: list[str], within: str | None = None) -> None:
+    """Set ``__module__`` of each public class and function in ``names`` to the package that
+    exports it, as tracebacks, reprs and the docs then show it (httpx does the same).
+
+    ``within``: only objects defined under that package are claimed (a home that also re-exports
+    another home's names leaves those alone)."""
+    home = str(namespace["__name__"])
+    for name in names:
+        obj = namespace[name]
+        module = getattr(obj, "__module__", None)
+        if not isinstance(obj, type) and not callable(obj):
+            continue
+        if module is None or (within is not None and not module.startswith(within + ".")):
+            continue
+        obj.__module__ = home

@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .errors import Error
+from .errors import (
+    MessageFormatError,  # noqa: F401 (defined at the bottom, kept importable here)
+)
 from .json_input import read_json
 
 __all__ = [
@@ -38,15 +40,6 @@ __all__ = [
 ]
 
 IMAGE_MIME_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
-
-
-class MessageFormatError(Error, ValueError):
-    """A message dict that is not canonical. ``path`` locates the bad field the way a JSON
-    document of messages spells it, e.g. ``[3].tool_calls[0].arguments``."""
-
-    def __init__(self, message: str, path: str = "") -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def _where(index: int | None) -> str:

@@ -63,6 +63,11 @@ INTERRUPTED_STOPPED = (
     "The user stopped this call while it was running, before it returned. What it did up to "
     "that moment is done and the rest did not run, so check its effect before calling it again."
 )
+# What the model reads for a call a person declined, when its result was not saved with it.
+DENIED_TEXT = (
+    "The user declined this call, so it did not run. Do not call it again unless the user asks "
+    "you to."
+)
 
 # Why a call has no result, which decides what the model reads in its place (the one place this is
 # decided: repair, the views, the command line and a session written back all take it from here).

@@ -26,13 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ToolTimeout  # noqa: F401 (defined at the bottom, kept importable here)
+
 __all__ = ["ToolTimeout", "Outcome", "run_here", "STILL_RUNNING_AFTER"]
 
 STILL_RUNNING_AFTER = 2.0  # seconds past the timeout before ``notify`` hears the tool is stuck
-
-
-class ToolTimeout(BaseException):
-    """Raised inside a tool whose timeout fired (a BaseException, like KeyboardInterrupt)."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -12,26 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ErrorKind, ProviderError
+from .errors import (
+    BudgetExceeded,  # noqa: F401 (defined at the bottom, kept importable here)
+    )
 from .renamed import CallableNumber, renamed, renamed_init_keywords, renamed_keywords
 from .turn import Usage
 
 __all__ = ["Rate", "cost_usd", "add_usage", "subtract_usage", "UsageTracker", "BudgetExceeded"]
-
-
-class BudgetExceeded(ProviderError):
-    """Raised before a call when the session's spend has reached its budget: nothing was sent.
-    Kind ``quota`` (never retried, never walked to a backup model)."""
-
-    def __init__(self, spent: float, budget: float, calls: int) -> None:
-        super().__init__(
-            "budget",
-            ErrorKind.QUOTA,
-            f"budget of ${budget:.4f} reached (${spent:.4f} spent over {calls} call(s)); nothing was sent. "
-            "Raise usage.budget_usd, or reset the tracker, to go on.",
-        )
-        self.spent = spent
-        self.budget = budget
 
 
 @dataclass(frozen=True, slots=True)

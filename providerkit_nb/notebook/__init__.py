@@ -6,7 +6,6 @@ pandas and ipywidgets are imported when a name here is first used, never by
 from ..core.lazy import lazy_exports
 
 _NAMES = {
-    "Conversation": "providerkit_nb.notebook.conversation",
     "HistoryView": "providerkit_nb.notebook.widgets",
     "StoreBrowser": "providerkit_nb.notebook.widgets",
     "ApprovalWidget": "providerkit_nb.notebook.approval",

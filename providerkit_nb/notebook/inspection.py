@@ -6,7 +6,6 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ..conversation import Conversation
 from ..core.repair import Repaired
 from ..transcripts import inspection as _analysis
 
@@ -14,7 +13,7 @@ __all__ = ["Inspection", "inspect"]
 
 
 @dataclass(repr=False)
-class Inspection(_analysis.Inspection):
+class Inspection(_analysis.Findings):
     """An Inspection that shows itself: a HistoryView, DataFrames and the before/after report."""
 
     _view: Any = None
@@ -79,15 +78,20 @@ class Inspection(_analysis.Inspection):
         self.view._ipython_display_()
 
 
+def _is_conversation(source: Any) -> bool:
+    """A Conversation, known by what inspecting one reads (the class sits above this layer)."""
+    return all(hasattr(source, name) for name in ("store", "id", "approval", "reload", "send"))
+
+
 def inspect(source: Any, **options: Any) -> Inspection:
     """Load a transcript, list what a provider would refuse in it, repair it; show it in a view.
 
-    Takes what ``providerkit_nb.transcripts.inspection.inspect`` takes (``format=``, ``thread=``,
+    Takes what ``providerkit_nb.transcripts.inspection.examine`` takes (``format=``, ``thread=``,
     ``wire=``, ``is_read_only=``). A ``Conversation`` is inspected as its store knows it: its
     repair (with the call marks: calls waiting for approval, calls the Stop button landed in) is
     the one ``convo.interrupted`` and ``convo.view()`` show."""
-    if isinstance(source, Conversation):
+    if _is_conversation(source):
         found = _analysis.inspect_conversation(source, wire=options.get("wire"))
     else:
-        found = _analysis.inspect(source, **options)
+        found = _analysis.examine(source, **options)
     return Inspection(**{f.name: getattr(found, f.name) for f in fields(found)})

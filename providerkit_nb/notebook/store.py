@@ -1,88 +1,10 @@
-"""Where a notebook's store lives: next to the notebook, found from the kernel it runs in.
+"""``providerkit_nb.store.NotebookStore``, named here too for code written before 1.0.
 
-The store itself knows nothing of Jupyter; ``pk.NotebookStore`` is this layer's subclass, which
-only changes where a store opened without a path goes.
+There is one NotebookStore: opened without a path, it lives beside the running notebook.
 """
 
-from __future__ import annotations
-
-import json
-import os
-import sys
-from pathlib import Path
-from typing import Any
-
-from ..store import sqlite as _sqlite
+from ..store.sqlite import NotebookStore, default_path
 
 __all__ = ["NotebookStore", "notebook_store_path"]
 
-
-def _ipython_ns() -> dict[str, Any] | None:
-    mod = sys.modules.get("IPython")
-    if mod is None:
-        return None
-    try:
-        ip = mod.get_ipython()
-    except Exception:
-        return None
-    return getattr(ip, "user_ns", None) if ip is not None else None
-
-
-def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
-    """Ask a Jupyter server on this machine which notebook owns this kernel (127.0.0.1 only)."""
-    if "ipykernel" not in sys.modules:
-        return None
-    try:
-        import glob
-        import urllib.request
-
-        from ipykernel.connect import get_connection_file
-        from jupyter_core.paths import jupyter_runtime_dir
-
-        kernel_id = Path(get_connection_file()).stem.removeprefix("kernel-")
-        for info_file in sorted(glob.glob(os.path.join(jupyter_runtime_dir(), "jpserver-*.json"))):
-            with open(info_file, encoding="utf-8") as f:
-                info = json.load(f)
-            if str(info.get("hostname", "localhost")) not in ("localhost", "127.0.0.1", "0.0.0.0", ""):
-                continue
-            base = "/" + str(info.get("base_url", "/")).strip("/")
-            url = f"http://127.0.0.1:{int(info['port'])}{base.rstrip('/')}/api/sessions"
-            req = urllib.request.Request(url, headers={"Authorization": f"token {info.get('token', '')}"})
-            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback only
-                sessions = json.load(resp)
-            for s in sessions:
-                if (s.get("kernel") or {}).get("id") == kernel_id and s.get("path"):
-                    root = Path(info.get("root_dir") or info.get("notebook_dir") or ".")
-                    return (root / s["path"]).resolve()
-    except Exception:
-        return None
-    return None
-
-
-def notebook_store_path() -> tuple[Path, str]:
-    """(path, how it was found): ``<notebook>.providerkit.sqlite`` next to the running notebook
-    when its path can be found, else ``providerkit.sqlite`` in the working directory."""
-    ns = _ipython_ns()
-    vsc = ns.get("__vsc_ipynb_file__") if ns else None
-    if isinstance(vsc, str) and vsc:
-        nb, how = Path(vsc), "VS Code (__vsc_ipynb_file__)"
-    elif os.environ.get("JPY_SESSION_NAME"):
-        nb, how = Path(os.environ["JPY_SESSION_NAME"]), "JupyterLab (JPY_SESSION_NAME)"
-        if not nb.is_absolute():  # relative to the server root; the kernel runs in its folder
-            nb = Path.cwd() / nb.name
-    else:
-        found = _from_jupyter_server()
-        if found is None:
-            return _sqlite.default_path()
-        nb, how = found, "Jupyter server sessions API"
-    return nb.parent / (nb.name.removesuffix(".ipynb") + _sqlite.SUFFIX), how
-
-
-
-class NotebookStore(_sqlite.NotebookStore):
-    """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store; without a
-    path, ``<notebook name>.providerkit.sqlite`` next to the running notebook."""
-
-    @staticmethod
-    def default_path() -> tuple[Path, str]:
-        return notebook_store_path()
+notebook_store_path = default_path

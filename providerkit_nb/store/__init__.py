@@ -1,5 +1,6 @@
 """Stores: where a conversation's messages are saved as they happen."""
 
+from ..core.lazy import claim_home
 from .base import ConversationBusy, Store, StoreCorruptError, StoreError
 from .call_marks import CallMark
 from .jsonl import read_jsonl, write_jsonl
@@ -21,3 +22,5 @@ __all__ = [
     "read_jsonl",
     "write_jsonl",
 ]
+
+claim_home(globals(), __all__, within=__name__)

@@ -24,7 +24,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, Protocol, runtime_checkable
 
-from ..core.errors import Error
+from ..core.errors import (  # noqa: F401 (defined at the bottom, kept importable here)
+    ConversationBusy,
+    Error,
+    NotAStoreError,
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+    StoreVersionError,
+)
 from ..core.fastjson import loads as fast_loads
 from ..core.fastjson import loads_utf8
 from ..core.json_input import read_json
@@ -68,41 +77,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- errors
-
-
-class StoreError(Error):
-    """A store could not do what was asked. The message names the file or server and the fix."""
-
-
-class NotAStoreError(StoreError):
-    """The file exists but is not a providerkit store (another database, a text file)."""
-
-
-class StoreCorruptError(StoreError):
-    """The file is a store but SQLite reports it damaged, or a row does not decode."""
-
-
-class StoreLockedError(StoreError):
-    """Another process held the write lock longer than the busy timeout."""
-
-
-class StoreReadOnlyError(StoreError):
-    """The file or its directory cannot be written."""
-
-
-class StoreVersionError(StoreError):
-    """The store was written by a newer providerkit_nb than this one."""
-
-
-class ConversationBusy(StoreError):
-    """Another sender or resumer (this process or another) holds the conversation right now."""
-
-    def __init__(self, message: str, conversation_id: str) -> None:
-        super().__init__(message)
-        self.conversation_id = conversation_id
-
-
-# --------------------------------------------------------------------------- protocol
 
 
 @runtime_checkable

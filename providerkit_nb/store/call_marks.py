@@ -20,11 +20,13 @@ went on: then the text the model read is its result and ``detail`` is
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..core.json_input import read_json
+from ..core.repair import DENIED_TEXT, INTERRUPTED_STOPPED
 
 __all__ = [
     "CallMark",
@@ -86,3 +88,13 @@ def decode_mark(call_id: str, state: str, detail: str, at: datetime) -> CallMark
     if not isinstance(data, dict):
         raise ValueError("its detail is not a JSON object")
     return CallMark(call_id, state, at, data)
+
+
+# What the model reads for a call that has no result, where its mark says more than
+# "interrupted". One rule for the Conversation and for a reader of the store's file.
+TOLD_BY_STATE = {STOPPED: INTERRUPTED_STOPPED, DENIED: DENIED_TEXT}
+
+
+def told_by_marks(marks: Mapping[str, CallMark]) -> dict[str, str]:
+    """Call id -> what the model is told instead of the missing result, from the calls' marks."""
+    return {cid: TOLD_BY_STATE[m.state] for cid, m in marks.items() if m.state in TOLD_BY_STATE}

@@ -11,15 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.errors import StoreCorruptWarning  # noqa: F401 (defined at the bottom, kept importable here)
 from ..core.messages import Message
 
 __all__ = ["ON_CORRUPT", "SkippedRow", "LoadedMessages", "StoreCorruptWarning", "check_on_corrupt", "skipped_note"]
 
 ON_CORRUPT = ("raise", "skip")
-
-
-class StoreCorruptWarning(UserWarning):
-    """``load(..., on_corrupt="skip")`` left rows out; the message names them."""
 
 
 @dataclass(slots=True, frozen=True)

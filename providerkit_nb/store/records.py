@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..core.errors import MessageFormatError
 from ..core.json_input import read_json
 from ..core.messages import Message, dump_message, message_from_dict
 from ..core.turn import Turn
@@ -197,6 +198,13 @@ def encode_message(message: Message | dict) -> tuple[str, str]:
     """(canonical JSON text, sha256 hex) of one message; a dict is validated first."""
     if isinstance(message, dict):
         message = message_from_dict(message)
+    for j, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        if not isinstance(call.arguments, str):  # saved, it would load as a corrupt row
+            raise MessageFormatError(
+                f"tool_calls[{j}].arguments of call {call.id!r} is a {type(call.arguments).__name__}; "
+                "a call's arguments are its JSON text: pass json.dumps(arguments). Nothing was saved.",
+                f".tool_calls[{j}].arguments",
+            )
     try:
         text = dump_message(message)
     except AttributeError:

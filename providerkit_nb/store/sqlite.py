@@ -45,6 +45,7 @@ from .base import (
     now_utc,
 )
 from .guard import FileGuard
+from .notebook_path import beside_notebook
 from .room import no_room_reason, no_room_text
 
 __all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
@@ -218,16 +219,19 @@ def _ts(dt: datetime) -> str:
 
 
 def default_path() -> tuple[Path, str]:
-    """(path, how it was found) when no path is given: ``providerkit.sqlite`` in the working
-    directory. The notebook layer's ``pk.NotebookStore`` looks for the running notebook first."""
-    return Path.cwd() / DEFAULT_NAME, "working directory (no notebook path found)"
+    """(path, how it was found) when no path is given: ``<notebook name>.providerkit.sqlite``
+    beside the running notebook, else ``providerkit.sqlite`` in the working directory (a
+    script, a worker, a notebook whose path cannot be found)."""
+    return beside_notebook(SUFFIX) or (Path.cwd() / DEFAULT_NAME, "working directory (no notebook path found)")
 
 
 # --------------------------------------------------------------------------- the store
 
 
 class NotebookStore(FileGuard, BaseStore):
-    """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store."""
+    """``NotebookStore(path=None, synchronous="NORMAL")``: the embedded default store; opened
+    without a path, ``<notebook name>.providerkit.sqlite`` beside the running notebook, or
+    ``providerkit.sqlite`` in the working directory outside one."""
 
     def __init__(
         self,

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.errors import Error
+from ..core.errors import (
+    CassetteError,  # noqa: F401 (defined at the bottom, kept importable here)
+    )
 from ..core.json_input import read_json
 
 __all__ = [
@@ -38,13 +40,6 @@ __all__ = [
 # Tried in this order; each is a module of providerkit_nb.wire (matches, import_request) and one of
 # providerkit_nb.providers (replay_provider).
 WIRE_MODULES = ("openai_chat", "openai_responses", "anthropic", "gemini")
-
-
-class CassetteError(Error, ValueError):
-    """The file cannot be read as a cassette (the message says why)."""
-
-
-# --------------------------------------------------------------------------- reading
 
 
 def _yaml_load(text: str) -> Any:

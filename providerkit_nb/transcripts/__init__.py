@@ -12,6 +12,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from ..core.errors import FormatUnavailable  # noqa: F401 (defined at the bottom, kept importable here)
 from ..core.messages import (
     AssistantMessage,
     ReasoningItems,
@@ -74,10 +75,6 @@ FORMATS: dict[str, str] = {
     "openai_chat": ".provider_dialects",
     "canonical": ".canonical",
 }
-
-
-class FormatUnavailable(TranscriptError):
-    """A format is registered but its module is not there (not written yet, or not installed)."""
 
 
 def format_module(name: str) -> ModuleType:

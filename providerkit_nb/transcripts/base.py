@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import Error
+from ..core.errors import (  # noqa: F401 (defined at the bottom, kept importable here)
+    Error,
+    MultipleThreads,
+    TranscriptError,
+    TranscriptNotFound,
+    TranscriptTruncated,
+)
 from ..core.json_input import JsonInputError, read_json
 from ..core.messages import Message, ToolMessage
 
@@ -32,38 +38,6 @@ __all__ = [
 
 _HEAD_BYTES = 64 * 1024
 _LINES_BYTES = 16 * 1024 * 1024
-
-
-class TranscriptError(Error, ValueError):
-    """A source could not be read as the format asked for; the message names the source, the
-    place (line, row, field) and what to do."""
-
-
-class TranscriptNotFound(TranscriptError, FileNotFoundError):
-    """The source path does not exist (a ``FileNotFoundError`` too, for callers that catch that)."""
-
-
-class TranscriptTruncated(TranscriptError):
-    """A JSON transcript that stops before its document ends (a crash mid-write). The message
-    says where and which format it looks like; ``transcript`` holds what is complete (only
-    whole top-level elements) as that format, or None when nothing could be read; ``inspect``
-    shows it with the cut as a finding."""
-
-    def __init__(self, message: str, transcript: Transcript | None, format: str | None) -> None:
-        super().__init__(message)
-        self.transcript = transcript
-        self.format = format
-
-
-class MultipleThreads(TranscriptError):
-    """The source holds several threads and none was picked; ``threads`` lists them."""
-
-    def __init__(self, source: str, threads: list[str]) -> None:
-        self.threads = threads
-        shown = ", ".join(threads[:20]) + (" ..." if len(threads) > 20 else "")
-        super().__init__(
-            f"{source} holds {len(threads)} threads ({shown}); pick one with thread=..."
-        )
 
 
 @dataclass(slots=True)

@@ -1,11 +1,11 @@
-"""inspect(source): open a transcript of any supported format and say what is wrong with it.
+"""examine(source): open a transcript of any supported format and say what is wrong with it.
 
 Analysis, below every view: a thin layer over ``providerkit_nb.transcripts``: the format is detected (or named), the
 transcript loaded read-only, validated against the rules of the wire it came from (or the one
 named), and repaired, with what the source itself said (interruption markers, calls waiting for
 a person, what could not be represented) kept next to the validators' findings. The same
-``Inspection`` backs the command line's text and ``--json``; the notebook layer extends it with
-the views, the frames and the HTML report.
+``Findings`` backs the command line's text and ``--json``; ``pk.Inspection`` (the notebook layer)
+is Findings that show themselves: the views, the frames and the HTML report.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .base import Marker
 from .provider_dialects import detect_format
 from .resume_findings import abandoned_calls
 
-__all__ = ["inspect", "inspect_transcript", "Inspection", "NestedInspection", "detect_format"]
+__all__ = ["examine", "inspect_transcript", "Findings", "NestedInspection", "detect_format"]
 
 _DANGLING_RULES = ("dangling",)  # substrings of the rule ids that name a call without result
 TRUNCATED = "source.truncated"  # the finding for a file cut short (what is whole of it was read)
@@ -43,7 +43,7 @@ class NestedInspection:
 
     kind: str  # "subagent" | "branch"
     label: str
-    inspection: Inspection
+    inspection: Findings
     call_id: str | None = None  # the call that started it (a sub-agent)
     index: int | None = None  # the message it forked after (a branch)
 
@@ -55,7 +55,7 @@ class NestedInspection:
 
 
 @dataclass
-class Inspection:
+class Findings:
     """What a transcript holds, what a provider would refuse in it, and the repaired history.
 
     When the source holds several threads and none was picked, ``threads`` lists them and the
@@ -209,7 +209,7 @@ class Inspection:
             lines.append(f"  pending approval: {c}")
         return lines
 
-def inspect(
+def examine(
     source: Any,
     *,
     format: str | None = None,
@@ -217,7 +217,7 @@ def inspect(
     wire: str | None = None,
     is_read_only: Callable[[str], bool] | None = None,
     tools: Any = None,
-) -> Inspection:
+) -> Findings:
     """Load a transcript (a path, a DSN or a parsed object), list what a provider would refuse
     in it, and repair it.
 
@@ -234,7 +234,7 @@ def inspect(
     except MultipleThreads as exc:
         from . import detect
 
-        return Inspection(src.name, format or detect(src), [], threads=list(exc.threads))
+        return Findings(src.name, format or detect(src), [], threads=list(exc.threads))
     except TranscriptTruncated as exc:
         if exc.transcript is None:
             raise
@@ -249,8 +249,8 @@ def inspect(
 
 def inspect_transcript(
     t: Transcript, *, wire: str | None = None, is_read_only: Callable[[str], bool] | None = None
-) -> Inspection:
-    """The Inspection of a loaded transcript."""
+) -> Findings:
+    """What a loaded transcript holds and what a provider would refuse in it."""
     from ..wire.validate import validate_history
 
     wire = wire or t.wire
@@ -278,7 +278,7 @@ def inspect_transcript(
         m.tool_call_id for i, why in sorted(a.unmatched.items()) if why == ORPHAN
         for m in (messages[i],) if isinstance(m, ToolMessage)
     ]
-    return Inspection(
+    return Findings(
         source=t.source,
         format=t.format,
         messages=messages,
@@ -405,14 +405,14 @@ def _use_recorded(repaired: Repaired, recorded: dict[str, str]) -> Repaired:
     return repaired
 
 
-def inspect_conversation(convo: Any, *, wire: str | None = None) -> Inspection:
-    """The Inspection of a live Conversation, from what it has just read from its store."""
+def inspect_conversation(convo: Any, *, wire: str | None = None) -> Findings:
+    """What a live Conversation holds, from what it has just read from its store."""
     convo.reload()
     return conversation_inspection(convo, wire=wire)
 
 
-def conversation_inspection(convo: Any, *, wire: str | None = None) -> Inspection:
-    """The Inspection of a live Conversation as it stands (its history and its last repair, which
+def conversation_inspection(convo: Any, *, wire: str | None = None) -> Findings:
+    """The Findings of a live Conversation as it stands (its history and its last repair, which
     knows the calls the Stop button landed in): what ``pk.inspect(convo)`` and ``convo.view()``
     both show, so they say the same things in the same words."""
     from ..wire.validate import validate_history
@@ -424,7 +424,7 @@ def conversation_inspection(convo: Any, *, wire: str | None = None) -> Inspectio
     waiting = {p.id for p in repaired.pending}
     if waiting:
         problems = [p for p in problems if not _only_about(p, messages, waiting)]
-    return Inspection(
+    return Findings(
         source=f"conversation {convo.id!r} in {convo.store!r}",
         format="providerkit",
         messages=messages,

@@ -19,8 +19,15 @@ import sqlite3
 
 from ..core.json_input import read_json
 from ..core.messages import AssistantMessage, Message, ToolMessage, message_from_dict
-from ..core.repair import INTERRUPTED_STOPPED
-from ..store.call_marks import ASKING, LOST, STARTED, STOPPED, CallMark, decode_mark
+from ..store.call_marks import (
+    ASKING,
+    LOST,
+    STARTED,
+    TOLD_BY_STATE,
+    CallMark,
+    decode_mark,
+    told_by_marks,
+)
 from ..store.sqlite import APPLICATION_ID, MIGRATIONS
 from .base import MultipleThreads, Source, Transcript, TranscriptError
 
@@ -188,13 +195,14 @@ def _apply_marks(t: Transcript, marks: dict[str, CallMark]) -> None:
     answered = {m.tool_call_id for m in t.messages if isinstance(m, ToolMessage)}
     names = {c.id: c.name for m in t.messages if isinstance(m, AssistantMessage) for c in m.tool_calls or ()}
     said: list[str] = []
+    told = told_by_marks(marks)
     for call_id, mark in marks.items():
         if call_id in answered or call_id not in names:
             continue
         if mark.state == ASKING:
             t.pending_approval.append(call_id)
-        elif mark.state == STOPPED:
-            t.notes[call_id] = INTERRUPTED_STOPPED
+        elif mark.state in TOLD_BY_STATE:
+            t.notes[call_id] = told[call_id]
         elif mark.state not in (STARTED, LOST):
             continue
         said.append(f"{names[call_id]} {call_id}: {mark.state} {mark.updated_at.isoformat(sep=' ', timespec='seconds')}")

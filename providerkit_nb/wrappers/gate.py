@@ -302,7 +302,7 @@ class GatedProvider(Wrapper, Policy):
         super().__init__(provider)
         if not isinstance(gate, GateLike):
             raise TypeError(
-                "with_gate needs a Gate from pk.create_gate(n) or a pk.PostgresGate; got "
+                "with_gate needs a Gate from providerkit_nb.wrappers.create_gate(n) or a pk.PostgresGate; got "
                 f"{type(gate).__name__}"
             )
         self.gate = gate

@@ -19,7 +19,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.errors import ErrorKind, ProviderError
+from ..core.errors import (
+    ErrorKind,
+    NoAvailableKeyError,  # noqa: F401 (defined at the bottom, kept importable here)
+    ProviderError,
+)
 from ..core.messages import Message
 from ..core.tools import ToolDefinition
 from ..core.turn import Chunk, Turn
@@ -45,10 +49,6 @@ def bench_for(err: BaseException, now: Callable[[], float] = time.time) -> float
         wait = _FROM_HINT[err.kind] if hint is None else hint
         return min(MAX_BENCH, max(MIN_BENCH, wait))
     return _FIXED.get(err.kind)
-
-
-class NoAvailableKeyError(ProviderError):
-    """Every key is benched; ``retry_after`` says when the first one comes back."""
 
 
 @dataclass(slots=True)

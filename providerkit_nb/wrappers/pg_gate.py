@@ -38,7 +38,9 @@ import warnings
 from collections import deque
 from typing import Any
 
-from ..core.errors import Error
+from ..core.errors import (
+    GateError,  # noqa: F401 (defined at the bottom, kept importable here)
+)
 from ..transport.pg import connect, describe_dsn, first_line
 from .gate import GateCounts
 
@@ -130,10 +132,6 @@ _SETUP = (
             RETURN n;
         END $$""",
 )
-
-
-class GateError(Error, RuntimeError):
-    """The shared gate's server could not be reached or answered with an error."""
 
 
 class PostgresSlot:

@@ -13,6 +13,7 @@ import io
 import pytest
 
 import providerkit_nb as pk
+from providerkit_nb.errors import StepLimitReached
 from providerkit_nb.stream import ChunkStream, TextDelta
 from providerkit_nb.testing import simulate
 from providerkit_nb.wire.validate import validate_history
@@ -188,7 +189,7 @@ def test_max_steps_bounds_a_model_that_never_stops_calling(store):
     loop = [simulate.call_turn([("read_file", {"path": "README.md"})], id_prefix=f"s{i}_") for i in range(5)]
     provider = simulate.ScriptedProvider(loop)
     convo = pk.Conversation(store, "c", provider, tools, max_steps=3, display=False)
-    with pytest.raises(pk.StepLimitReached, match="max_steps=3") as caught:
+    with pytest.raises(StepLimitReached, match="max_steps=3") as caught:
         convo.send("loop")
     assert caught.value.steps == 3 and isinstance(caught.value, pk.Error)
     assert provider.remaining == 2
@@ -229,14 +230,14 @@ def test_terminal_display_prints_the_turn_as_it_streams(store, capsys):
     assert "Streaming works." in capsys.readouterr().out
 
 
-def test_the_headless_facade_prints_and_asks_on_stdin_and_the_notebook_one_adds_view(
+def test_outside_a_kernel_the_one_conversation_prints_and_asks_on_stdin_and_still_has_view(
     store, capsys, monkeypatch
 ):
-    """The facade below the notebook layer works with no notebook at all (a terminal, a
-    worker); pk.Conversation is the notebook layer's, which adds view()."""
+    """One Conversation class: with no notebook at all (a terminal, a worker) it prints the send
+    and asks on stdin; view() is the same class's."""
     from providerkit_nb.conversation import Conversation as Headless
 
-    assert issubclass(pk.Conversation, Headless) and not hasattr(Headless, "view")
+    assert Headless is pk.Conversation
     provider = simulate.ScriptedProvider(
         [simulate.call_turn([("write_file", {"path": "x"})]), simulate.text_turn("Declined, then.")]
     )

@@ -14,6 +14,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.conversation.console import TerminalLive
+from providerkit_nb.errors import BudgetExceeded
 from providerkit_nb.testing import simulate
 from tests.conversation.chat_server import ChatServer, Refuse, text_answer
 
@@ -92,7 +93,7 @@ def test_a_budget_spent_before_the_send_saves_nothing_and_says_nothing_was_saved
 
     convo = pk.Conversation(store, "c", simulate.ScriptedProvider([]), display=False)
     convo.usage = UsageTracker(budget_usd=0.0)
-    with pytest.raises(pk.BudgetExceeded) as spent:
+    with pytest.raises(BudgetExceeded) as spent:
         convo.send("hi")
     assert store.load("c") == [] and "saved in conversation" not in str(spent.value)
 

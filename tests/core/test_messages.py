@@ -8,7 +8,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.messages import ensure_messages, message_from_dict
-from providerkit_nb.messages import dumps, loads
+from providerkit_nb.messages import ImagePart, dumps, loads
 
 # Written by hand in the canonical encoding (sorted keys, compact, non-ASCII kept), so the
 # expected bytes do not come from the code under test.
@@ -51,7 +51,7 @@ def test_fields_survive_round_trip() -> None:
     assert a.tool_calls[0].thought_signature == "c2ln"
     assert a.reasoning_items.provider == "anthropic"
     assert a.reasoning_details == [{"type": "reasoning.encrypted", "data": "x"}]
-    assert isinstance(msgs[2].content[1], pk.ImagePart)
+    assert isinstance(msgs[2].content[1], ImagePart)
     assert msgs[2].content[2].name == "a.pdf"
     assert msgs[5].images[0].mime_type == "image/gif"
 

@@ -22,7 +22,9 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb import local
+from providerkit_nb.errors import StepLimitReached
 from providerkit_nb.stream import TextDelta, ToolCallDelta
+from providerkit_nb.wrappers import create_gate
 from tests.mcp.conftest import alive, gone_within
 
 pytestmark = pytest.mark.local_model
@@ -94,7 +96,7 @@ def test_a_forced_tool_call_streams_in_pieces_and_runs(local_server: local.Local
     store = pk.NotebookStore(tmp_path / "s.sqlite")
     convo = pk.Conversation(store, "tool", provider, tools, display=False, max_steps=1,
                             options={"tool_choice": {"name": "write_file"}})
-    with pytest.raises(pk.StepLimitReached):  # forced every time: it would never stop calling
+    with pytest.raises(StepLimitReached):  # forced every time: it would never stop calling
         convo.send("Write a greeting to hello.txt")
     saved = store.load("tool")
     assert [m.role for m in saved] == ["user", "assistant", "tool"]
@@ -326,7 +328,7 @@ def test_a_kernel_restart_with_the_real_model(tmp_path: Path) -> None:
 
 
 def test_the_gate_with_many_threads_on_one_server(local_server: local.LocalServer, tmp_path: Path) -> None:
-    gate = pk.create_gate(2)
+    gate = create_gate(2)
     provider = pk.with_gate(local_server.provider(max_tokens=24), gate)
     store = pk.NotebookStore(tmp_path / "s.sqlite")
     peak = [0]

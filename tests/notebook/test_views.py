@@ -12,6 +12,7 @@ import providerkit_nb as pk
 from providerkit_nb.core import repair as R
 from providerkit_nb.notebook import StoreBrowser, gate_frame
 from providerkit_nb.testing import simulate
+from providerkit_nb.wrappers import create_gate
 
 # the exact texts, pinned here (not imported from the code under test)
 MAY_HAVE_RUN = (
@@ -113,7 +114,7 @@ def test_turns_and_changes_frames():
 
 
 def test_gate_frame_reads_a_gate():
-    gate = pk.create_gate(2)
+    gate = create_gate(2)
     with gate:
         f = gate_frame(gate)
     assert isinstance(f, pd.DataFrame) and len(f) == 1

@@ -6,12 +6,13 @@ import time
 from typing import Any
 
 import providerkit_nb as pk
+from providerkit_nb.store import PostgresStore
 
 
 def hold_conversation(kind: str, target: str, schema: str | None, cid: str, ready: Any) -> None:
     store: Any
     if kind == "postgres":
-        store = pk.PostgresStore(target, schema=schema)
+        store = PostgresStore(target, schema=schema)
     elif kind == "jsonl":
         from providerkit_nb.store.jsonl_store import JsonlStore
 

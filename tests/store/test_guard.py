@@ -22,6 +22,7 @@ from providerkit_nb.core.messages import (
     ToolMessage,
     UserMessage,
 )
+from providerkit_nb.errors import ConversationBusy
 
 from .conftest import Backing
 from .guard_child import hold_conversation
@@ -54,7 +55,7 @@ def test_unfinished_reads_the_history(backing: Backing) -> None:
 def test_hold_refuses_a_second_holder_in_the_same_process(backing: Backing) -> None:
     store = backing.new()
     with store.hold("c"):
-        with pytest.raises(pk.ConversationBusy, match="'c'") as info:
+        with pytest.raises(ConversationBusy, match="'c'") as info:
             with store.hold("c"):
                 pass
         assert info.value.conversation_id == "c"
@@ -72,7 +73,7 @@ def test_hold_refuses_a_second_holder_in_the_same_process(backing: Backing) -> N
         t = threading.Thread(target=second)
         t.start()
         t.join()
-        assert len(errors) == 1 and isinstance(errors[0], pk.ConversationBusy)
+        assert len(errors) == 1 and isinstance(errors[0], ConversationBusy)
     with store.hold("c"):  # released on the way out
         pass
 
@@ -101,7 +102,7 @@ def test_hold_waits_when_asked(backing: Backing) -> None:
         t2.join()
         t0 = time.monotonic()
         other = backing.new() if backing.durable else store
-        with pytest.raises(pk.ConversationBusy, match="after waiting 0.3 s"):
+        with pytest.raises(ConversationBusy, match="after waiting 0.3 s"):
             with other.hold("c", wait=0.3):
                 pass
         assert time.monotonic() - t0 >= 0.3
@@ -116,7 +117,7 @@ def test_hold_across_processes_goes_with_a_killed_holder(durable: Backing) -> No
     child.start()
     try:
         assert ready.wait(60), "the child never took the guard"
-        with pytest.raises(pk.ConversationBusy, match="'shared'"):
+        with pytest.raises(ConversationBusy, match="'shared'"):
             with store.hold("shared"):
                 pass
         with store.hold("another"):
@@ -139,8 +140,8 @@ def test_conversation_send_and_resume_are_guarded(backing: Backing) -> None:
     # No provider call can happen: the guard refuses before the loop starts.
     conv = pk.Conversation(store, "c", provider=None, display=False)
     with store.hold("c"):
-        with pytest.raises(pk.ConversationBusy):
+        with pytest.raises(ConversationBusy):
             conv.resume()
-        with pytest.raises(pk.ConversationBusy):
+        with pytest.raises(ConversationBusy):
             conv.send("again")
     assert [m.role for m in store.load("c")] == ["user"]  # the refused send saved nothing

@@ -224,12 +224,14 @@ def test_empty_file_becomes_a_store(tmp_path):
         assert s.save("c", pk.UserMessage("x")).seq == 1
 
 
-def test_without_a_path_the_store_opens_in_the_working_directory(tmp_path, monkeypatch):
+def test_without_a_path_the_store_layers_class_opens_beside_the_notebook_too(tmp_path, monkeypatch):
+    """One NotebookStore: the store layer's name finds the running notebook as pk's does."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "ignored" / "a.ipynb"))  # the notebook layer's business
+    (tmp_path / "nb").mkdir()
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "nb" / "a.ipynb"))
     with NotebookStore() as s:
-        assert s.path == tmp_path / "providerkit.sqlite"
-        assert "working directory" in s.path_source
+        assert s.path == tmp_path / "nb" / "a.providerkit.sqlite"
+        assert "JPY_SESSION_NAME" in s.path_source
 
 
 def test_row_changed_behind_the_stores_back_is_reported(tmp_path):

@@ -22,7 +22,7 @@ from providerkit_nb.core.messages import (
     message_from_dict,
 )
 from providerkit_nb.transcripts import TranscriptError, _plainly_typed
-from providerkit_nb.transcripts.inspection import inspect
+from providerkit_nb.transcripts.inspection import examine as inspect
 
 
 def _line(kind: str, uuid: str, parent: str | None, message: dict[str, Any], **extra: Any) -> dict[str, Any]:

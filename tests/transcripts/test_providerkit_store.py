@@ -271,3 +271,23 @@ def test_lost_turns_and_metadata_are_facts_of_the_source(tmp_path):
     assert lost.error.split()[0] in t.meta["lost_turns"] and "cut after 3 chunks" in str(err.value)
     assert (t.meta["title"], t.meta["tags"]) == ("A cut stream", ["demo"])
     assert t.meta["session_id"] == convo.session_id
+
+
+def test_a_reader_of_the_file_and_the_conversation_tell_the_model_the_same_for_each_mark(tmp_path):
+    """One rule turns a call's mark into what the model reads: a call Stop landed in and a call a
+    person declined (a decision saved without its result, as older stores did) read the same
+    through ``pk.inspect(path)`` as through the Conversation itself."""
+    from providerkit_nb.messages import AssistantMessage, ToolCall, UserMessage
+
+    path = tmp_path / "marks.providerkit.sqlite"
+    with pk.NotebookStore(path) as store:
+        store.save("c", UserMessage("go"))
+        store.save("c", AssistantMessage("", tool_calls=[ToolCall("stop_me", "slow_write", "{}"), ToolCall("deny_me", "slow_write", "{}")]))
+        store.mark_call("c", "stop_me", "stopped", {"seconds": 1.0})
+        store.mark_call("c", "deny_me", "denied", {"decision": "denied"})
+        convo = pk.Conversation(store, "c", simulate.ScriptedProvider([]), _slow_tools(), display=False)
+        by_conversation = {r.id: r.note for r in convo.reload().interrupted}
+    by_reader = {r.id: r.note for r in pk.inspect(path, thread="c").repaired.interrupted}
+    assert by_reader == by_conversation
+    assert by_reader["stop_me"].startswith("The user stopped this call while it was running")
+    assert by_reader["deny_me"].startswith("The user declined this call, so it did not run")

@@ -9,6 +9,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.messages import AssistantMessage, ToolMessage
+from providerkit_nb.errors import TranscriptError
 
 from .conftest import FIXTURES
 
@@ -71,5 +72,5 @@ def test_a_denied_call_is_answered_and_an_unknown_state_is_refused(tmp_path):
     assert report.valid and "not now" in report.messages[-1].content
     part["state"] = "output-teleported"
     path.write_text(json.dumps({"id": "chat-1", "messages": data}))
-    with pytest.raises(pk.TranscriptError, match="unknown state 'output-teleported'"):
+    with pytest.raises(TranscriptError, match="unknown state 'output-teleported'"):
         pk.inspect(path)

@@ -8,6 +8,7 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb.core.errors import ErrorKind, ProviderError
 from providerkit_nb.stream import TextDelta
+from providerkit_nb.wrappers import with_backup_models
 
 from .helpers import HISTORY, chat
 from .server import Ok, Status, StreamError
@@ -31,7 +32,7 @@ def models_asked(server, p) -> list[str]:
 )
 def test_walks_to_the_next_model_before_the_first_chunk(server, failure) -> None:
     events = []
-    p = pk.with_backup_models(chat(server, failure, Ok(text="from b")), ["gpt-b", "gpt-c"],
+    p = with_backup_models(chat(server, failure, Ok(text="from b")), ["gpt-b", "gpt-c"],
                               on_fallback=events.append, on_model_failed=events.append)
     turn = pk.collect_turn(p.create_stream(HISTORY))
     assert turn.message.content == "from b"
@@ -42,7 +43,7 @@ def test_walks_to_the_next_model_before_the_first_chunk(server, failure) -> None
 
 
 def test_never_walks_after_a_chunk(server) -> None:
-    p = pk.with_backup_models(chat(server, StreamError(before=1, code=529), Ok()), ["gpt-b"])
+    p = with_backup_models(chat(server, StreamError(before=1, code=529), Ok()), ["gpt-b"])
     got = []
     with pytest.raises(ProviderError) as info:
         for c in p.create_stream(HISTORY):
@@ -53,7 +54,7 @@ def test_never_walks_after_a_chunk(server) -> None:
 
 
 def test_other_kinds_are_not_walked(server) -> None:
-    p = pk.with_backup_models(chat(server, Status(401), Ok()), ["gpt-b"])
+    p = with_backup_models(chat(server, Status(401), Ok()), ["gpt-b"])
     with pytest.raises(ProviderError) as info:
         pk.collect_turn(p.create_stream(HISTORY))
     assert info.value.kind == ErrorKind.AUTH
@@ -61,7 +62,7 @@ def test_other_kinds_are_not_walked(server) -> None:
 
 
 def test_the_last_failure_is_raised_when_every_model_fails(server) -> None:
-    p = pk.with_backup_models(chat(server, Status(529), Status(404, body=UNKNOWN_MODEL)), ["gpt-b"])
+    p = with_backup_models(chat(server, Status(529), Status(404, body=UNKNOWN_MODEL)), ["gpt-b"])
     with pytest.raises(ProviderError) as info:
         pk.collect_turn(p.create_stream(HISTORY))
     assert info.value.kind == ErrorKind.MODEL
@@ -69,13 +70,13 @@ def test_the_last_failure_is_raised_when_every_model_fails(server) -> None:
 
 
 def test_a_per_call_model_is_the_primary_and_kinds_can_be_chosen(server) -> None:
-    p = pk.with_backup_models(chat(server, Status(401), Ok()), ["gpt-b", "gpt-x"], kinds=["auth"])
+    p = with_backup_models(chat(server, Status(401), Ok()), ["gpt-b", "gpt-x"], kinds=["auth"])
     pk.collect_turn(p.create_stream(HISTORY, model="gpt-x"))
     assert models_asked(server, p) == ["gpt-x", "gpt-b"]  # gpt-x is not asked twice
 
 
 def test_complete_walks_too(server) -> None:
-    p = pk.with_backup_models(chat(server, Status(529), Ok(text="whole")), ["gpt-b"])
+    p = with_backup_models(chat(server, Status(529), Ok(text="whole")), ["gpt-b"])
     assert p.complete(HISTORY).message.content == "whole"
     assert models_asked(server, p) == ["gpt-test", "gpt-b"]
 
@@ -83,6 +84,6 @@ def test_complete_walks_too(server) -> None:
 def test_arguments_are_checked() -> None:
     base = pk.openai(model="m", api_key="k")
     with pytest.raises(ValueError, match="at least one"):
-        pk.with_backup_models(base, [])
+        with_backup_models(base, [])
     with pytest.raises(TypeError, match="list of model ids"):
-        pk.with_backup_models(base, "gpt-b")  # type: ignore[arg-type]
+        with_backup_models(base, "gpt-b")  # type: ignore[arg-type]

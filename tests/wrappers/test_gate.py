@@ -9,6 +9,7 @@ import pytest
 
 import providerkit_nb as pk
 import providerkit_nb.wrappers as pk_wrappers
+from providerkit_nb.wrappers import create_gate
 from providerkit_nb.wrappers.gate import Gate
 
 from .helpers import HISTORY, chat, sigint_when, wait_until
@@ -18,11 +19,11 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def test_public_names_and_validation():
-    g = pk.create_gate(3)
+    g = create_gate(3)
     assert isinstance(g, pk_wrappers.Gate) and g.in_use == 0 and g.queued == 0 and g.limit == 3
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="whole number of slots"):
-            pk.create_gate(bad)
+            create_gate(bad)
     with pytest.raises(RuntimeError, match="more times than acquire"):
         g.release()
 
@@ -30,7 +31,7 @@ def test_public_names_and_validation():
 def test_a_late_caller_cannot_barge_past_the_queue():
     """The case threading.Semaphore gets wrong: release() then an immediate acquire() from
     the releasing thread must queue behind the five waiters, not jump them."""
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     assert gate.acquire()
     order: list[int] = []
 
@@ -56,7 +57,7 @@ def test_a_late_caller_cannot_barge_past_the_queue():
 
 
 def test_timeout_leaves_the_queue_and_counts():
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     with gate:
         t0 = time.monotonic()
         assert gate.acquire(timeout=0.1) is False
@@ -68,7 +69,7 @@ def test_timeout_leaves_the_queue_and_counts():
 
 
 def test_status_shows_longest_wait_and_per_call_waits():
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     slot = gate.slot()
     assert slot.acquire()
     waiting = gate.slot()
@@ -93,7 +94,7 @@ def test_status_shows_longest_wait_and_per_call_waits():
 def test_200_threads_through_4_slots_fifo_and_never_more_than_4_in_flight(server):
     """Real HTTP calls: the server counts what is in flight; arrival order is fixed by
     starting each thread only once the previous one has arrived at the gate."""
-    gate = pk.create_gate(4)
+    gate = create_gate(4)
     provider = pk.with_gate(chat(server, Ok(delay=0.03, pieces=2)), gate)
     granted: dict[int, int] = {}
     errors: list[BaseException] = []
@@ -141,7 +142,7 @@ def _holder(provider):
 
 
 def test_sigint_while_waiting_leaves_the_queue_and_holds_nothing(server):
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     holder_provider = pk.with_gate(chat(server, StallBody(before=1)), gate)
     hs, ht, box = _holder(holder_provider)
     assert wait_until(lambda: server.in_flight == 1 and gate.in_use == 1)
@@ -167,7 +168,7 @@ def test_sigint_while_waiting_leaves_the_queue_and_holds_nothing(server):
 
 @pytest.mark.parametrize("transport", ["httpx", "requests"])
 def test_sigint_while_streaming_releases_the_slot_and_hangs_up(server, transport):
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     provider = pk.with_gate(pk.with_watchdog(chat(server, KeepAlive(before=1), transport=transport)), gate)
     sigint_when(lambda: server.in_flight == 1, settle=0.15)
     with pytest.raises(KeyboardInterrupt):
@@ -179,7 +180,7 @@ def test_sigint_while_streaming_releases_the_slot_and_hangs_up(server, transport
 
 
 def test_slot_taken_on_first_read_and_released_on_every_ending(server):
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     ok = pk.with_gate(chat(server, Ok()), gate)
     s = ok.create_stream(HISTORY)
     assert gate.in_use == 0  # nothing happens until the stream is read
@@ -211,7 +212,7 @@ def test_slot_taken_on_first_read_and_released_on_every_ending(server):
 
 
 def test_gate_complete_holds_a_slot_for_the_whole_call(server):
-    gate = pk.create_gate(2)
+    gate = create_gate(2)
     p = pk.with_gate(chat(server, Ok(delay=0.2)), gate)
     seen: list = []
     t = threading.Thread(target=lambda: seen.append(p.complete(HISTORY).message.content))
@@ -224,8 +225,8 @@ def test_gate_complete_holds_a_slot_for_the_whole_call(server):
 
 
 def test_gate_is_not_a_semaphore():
-    assert not isinstance(pk.create_gate(1), threading.Semaphore)
-    assert isinstance(pk.create_gate(1), Gate)
+    assert not isinstance(create_gate(1), threading.Semaphore)
+    assert isinstance(create_gate(1), Gate)
 
 
 def test_gate_counts_number_arrivals_and_grants_and_keep_the_longest_wait():

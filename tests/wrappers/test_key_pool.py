@@ -6,6 +6,7 @@ import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.core.turn import TextDelta
+from providerkit_nb.wrappers import with_key_pool
 from providerkit_nb.wrappers.key_pool import NoAvailableKeyError
 
 from .helpers import HISTORY
@@ -30,7 +31,7 @@ def pool(server, behaviour, keys, paid_key=None, **kw):
     def factory(**k):
         return pk.openai(model="gpt-test", base_url=base_url, id="openai", **k)  # stands in for OpenAI
 
-    return pk.with_key_pool(factory, keys, paid_key, **kw), base_url
+    return with_key_pool(factory, keys, paid_key, **kw), base_url
 
 
 def keys_seen(server, base_url):

@@ -14,7 +14,13 @@ from providerkit_nb.core.tools import ToolDefinition
 from providerkit_nb.providers.base import ChunkStream, Provider
 from providerkit_nb.testing.simulate import ScriptedProvider, text_turn
 from providerkit_nb.wire.options import CallOptions
-from providerkit_nb.wrappers import TokenSource
+from providerkit_nb.wrappers import (
+    TokenSource,
+    create_gate,
+    with_backup_models,
+    with_key_pool,
+    with_token,
+)
 
 
 class Watched(ScriptedProvider):
@@ -58,12 +64,12 @@ def _factory(wrap: Callable[[Callable[..., Provider]], Provider]) -> Callable[[]
 
 
 WRAPS: dict[str, Callable[[], tuple[Provider, list[Watched]]]] = {
-    "gate": _single(lambda p: pk.with_gate(p, pk.create_gate(1))),
+    "gate": _single(lambda p: pk.with_gate(p, create_gate(1))),
     "watchdog": _single(lambda p: pk.with_watchdog(p, first_byte=5.0, idle=5.0)),
     "retry": _single(lambda p: pk.with_retry(p, attempts=2, sleep=lambda s: None)),
-    "backup models": _single(lambda p: pk.with_backup_models(p, ["other-model"])),
-    "key pool": _factory(lambda f: pk.with_key_pool(f, ["key-a", "key-b"])),
-    "token": _factory(lambda f: pk.with_token(f, TokenSource(lambda: {"access_token": "tok-1"}, _no_refresh))),
+    "backup models": _single(lambda p: with_backup_models(p, ["other-model"])),
+    "key pool": _factory(lambda f: with_key_pool(f, ["key-a", "key-b"])),
+    "token": _factory(lambda f: with_token(f, TokenSource(lambda: {"access_token": "tok-1"}, _no_refresh))),
 }
 
 

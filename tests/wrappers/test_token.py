@@ -8,7 +8,7 @@ import time
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.wrappers import TokenSource
+from providerkit_nb.wrappers import TokenSource, with_token
 from providerkit_nb.wrappers.token import Credential
 
 from .helpers import HISTORY
@@ -119,7 +119,7 @@ def test_with_token_refreshes_once_on_a_401_and_keeps_the_session(server):
         clock=lambda: NOW,
     )
     base_url = server.url(ByKey({"at-old": Status(401)}, default=Ok(text="signed in")))
-    p = pk.with_token(lambda **kw: pk.openai(model="gpt-test", base_url=base_url, id="openai", **kw), src)
+    p = with_token(lambda **kw: pk.openai(model="gpt-test", base_url=base_url, id="openai", **kw), src)
     assert pk.collect_turn(p.create_stream(HISTORY)).message.content == "signed in"
     assert pk.collect_turn(p.create_stream(HISTORY)).message.content == "signed in"
     seen = server.requests_for(base_url)
@@ -132,7 +132,7 @@ def test_with_token_passes_the_given_session_id(server):
     store = Storage({"access_token": "at-1", "expires_at": NOW + 60})
     src = TokenSource(store.load, lambda c: c, store.save, clock=lambda: NOW)
     base_url = server.url(Ok())
-    p = pk.with_token(lambda **kw: pk.openai(model="gpt-test", base_url=base_url, id="openai", **kw), src, instance_session_id="conv-7")
+    p = with_token(lambda **kw: pk.openai(model="gpt-test", base_url=base_url, id="openai", **kw), src, instance_session_id="conv-7")
     pk.collect_turn(p.create_stream(HISTORY))
     assert p.instance_session_id == "conv-7"
     assert server.requests_for(base_url)[0].body["prompt_cache_key"] == "conv-7"

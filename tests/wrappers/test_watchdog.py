@@ -10,6 +10,7 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb.core.errors import is_retryable
 from providerkit_nb.core.turn import TextDelta
+from providerkit_nb.wrappers import create_gate
 
 from .helpers import HISTORY, WIRE_TRANSPORTS, WIRES, chat, sigint_when, wait_until
 from .server import Empty, KeepAlive, Ok, StallBody, StallHeaders, Trickle
@@ -114,7 +115,7 @@ def test_callers_own_interrupt_stays_an_interrupt(server):
 def test_clocks_start_when_the_gate_grants_the_slot(server):
     """Gate outside watchdog: a call that waits 0.6 s for its slot does not spend its 0.4 s
     first-byte clock in the queue."""
-    gate = pk.create_gate(1)
+    gate = create_gate(1)
     slow = pk.with_gate(pk.with_watchdog(chat(server, Ok(delay=0.6)), first_byte=5), gate)
     quick = pk.with_gate(pk.with_watchdog(chat(server, Ok(delay=0.2)), first_byte=0.4), gate)
     holder = threading.Thread(target=lambda: pk.collect_turn(slow.create_stream(HISTORY)))

@@ -14,14 +14,15 @@ from pathlib import Path
 import pytest
 
 import providerkit_nb as pk
-from providerkit_nb.conversation import ConversationMaker
+from providerkit_nb.conversation import ConversationMaker, send_many
 from providerkit_nb.core.messages import UserMessage
+from providerkit_nb.store import PostgresStore
 
 from .conftest import TOOLS_REF
 from .stub import StubProvider, registry_config
 
 
-def _seed(store: pk.NotebookStore | pk.PostgresStore, ids: list[str]) -> None:
+def _seed(store: pk.NotebookStore | PostgresStore, ids: list[str]) -> None:
     for cid in ids:
         store.save(cid, UserMessage(f"cid={cid}"))
 
@@ -58,13 +59,13 @@ def test_send_many_and_the_progress_bar(stub: StubProvider, tmp_path: Path, caps
     make = ConversationMaker(store=str(tmp_path / "s.providerkit.sqlite"),
                                 registry=registry_config(stub.url, 2, None), model="stub/m")
     prompts = {f"s{i}": f"cid=s{i} hello" for i in range(6)}
-    frame = pk.send_many(prompts, make, max_workers=3)
+    frame = send_many(prompts, make, max_workers=3)
     assert (frame["outcome"] == "answered").all()
     err = capsys.readouterr().err  # tqdm.auto outside a notebook: the text bar on stderr
     assert "sent" in err and "6/6" in err
     store = make.open_store()
     assert [m.role for m in store.load("s3")] == ["user", "assistant"]
-    pairs = pk.send_many([("s3", "cid=s3 again")], make, progress=False)
+    pairs = send_many([("s3", "cid=s3 again")], make, progress=False)
     assert pairs["outcome"].tolist() == ["answered"]
     assert [m.role for m in store.load("s3")] == ["user", "assistant", "user", "assistant"]
 
@@ -93,7 +94,7 @@ def test_process_pool_shares_one_postgres_gate(stub: StubProvider, pg_dsn: str, 
     gate = {"dsn": pg_dsn, "name": gate_name, "quarantine": 0.5}
     make = ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 3, gate),
                                 model="stub/m", tools=TOOLS_REF)
-    store = pk.PostgresStore(pg_dsn, schema=pg_schema)
+    store = PostgresStore(pg_dsn, schema=pg_schema)
     ids = [f"p{i:02d}" for i in range(24)]
     _seed(store, ids)
     assert store.unfinished() == ids

@@ -27,6 +27,7 @@ import providerkit_nb as pk
 from providerkit_nb.conversation import ConversationMaker
 from providerkit_nb.conversation.many import run_one
 from providerkit_nb.core.messages import AssistantMessage, UserMessage
+from providerkit_nb.store import PostgresStore
 
 from .conftest import THREADS, TOOLS_REF
 from .stub import StubProvider, registry_config
@@ -49,7 +50,7 @@ def run_case(
     gate = {"dsn": dsn, "name": gate_name, "quarantine": quarantine, "poll": 0.05}
     make = ConversationMaker(store=dsn, schema=schema, registry=registry_config(stub.url, limit, gate),
                                 model="stub/stub-model", tools=TOOLS_REF, max_steps=turns + 2)
-    store = pk.PostgresStore(dsn, schema=schema)
+    store = PostgresStore(dsn, schema=schema)
     ids = [f"c{i:04d}" for i in range(conversations)]
     for cid in ids:
         store.save(cid, UserMessage(f"cid={cid}"))
@@ -77,7 +78,7 @@ def run_case(
 
 def check_complete(dsn: str, schema: str, ids: list[str], turns: int) -> None:
     """Every conversation ends with exactly one final answer, after ``turns`` model turns."""
-    store = pk.PostgresStore(dsn, schema=schema)
+    store = PostgresStore(dsn, schema=schema)
     try:
         assert store.unfinished() == []
         for cid in ids:
@@ -166,7 +167,7 @@ def test_e_two_workers_given_the_same_conversation(dask_client: Any, stub: StubP
     gate = {"dsn": pg_dsn, "name": gate_name, "quarantine": 0.5}
     make = ConversationMaker(store=pg_dsn, schema=pg_schema, registry=registry_config(stub.url, 4, gate),
                                 model="stub/stub-model", tools=TOOLS_REF)
-    store = pk.PostgresStore(pg_dsn, schema=pg_schema)
+    store = PostgresStore(pg_dsn, schema=pg_schema)
     store.save("same", UserMessage("cid=same"))
     workers = list(dask_client.scheduler_info()["workers"])
     assert len(workers) == 2

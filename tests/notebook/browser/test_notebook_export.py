@@ -1,7 +1,7 @@
 """Saved notebooks show the findings without a kernel: the notebooks are executed in a real kernel
 (nbconvert), exported to HTML, and opened from disk in Chromium with every network request
 refused. The views' rich display carries static HTML next to the widget, so the exported page
-shows the findings and the cards; ``pk.show_frame`` brings itables' script from the package, so
+shows the findings and the cards; ``show_frame`` brings itables' script from the package, so
 its table turns interactive offline. Screenshots go to ``test-output/``.
 """
 

@@ -420,7 +420,8 @@ class HistoryView:
         if mark is None:
             return "not run"
         kind = mark.detail.get("kind")
-        return {"finished": "done" if kind == "ok" else str(kind), "stopped": "stopped"}.get(mark.state, mark.state)
+        state: str = mark.state
+        return {"finished": "done" if kind == "ok" else str(kind), "stopped": "stopped"}.get(state, state)
 
     def settle(self, call_id: str, how: str, note: str | None = None) -> Any:
         """One of the three actions on an interrupted call (see ``Conversation.settle``); what

@@ -287,7 +287,8 @@ class PostgresStore(BaseStore):
                 "SELECT seq, hash, body FROM providerkit_messages WHERE conversation_id = %s ORDER BY seq",
                 (conversation_id,),
             )
-            return cur.fetchall()
+            rows: list[tuple[int, str, str]] = cur.fetchall()
+            return rows
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._cursor("load a conversation") as cur:
@@ -318,7 +319,7 @@ class PostgresStore(BaseStore):
     def _delete(self, conversation_id: str) -> int:
         with self._cursor("delete a conversation", transaction=True) as cur:
             cur.execute("DELETE FROM providerkit_messages WHERE conversation_id = %s", (conversation_id,))
-            n = cur.rowcount
+            n: int = cur.rowcount
             cur.execute("DELETE FROM providerkit_conversations WHERE id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_lost_turns WHERE conversation_id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_call_marks WHERE conversation_id = %s", (conversation_id,))

@@ -409,7 +409,8 @@ def _write_parallel(body: dict[str, Any], value: Any, plan: AnthropicPlan) -> No
 def _effort_from(body: Mapping[str, Any]) -> str | None:
     oc = body.get("output_config") or {}
     if oc.get("effort") in EFFORTS:
-        return oc["effort"]
+        effort: str = oc["effort"]
+        return effort
     th = body.get("thinking") or {}
     if th.get("type") == "disabled":
         return "none"

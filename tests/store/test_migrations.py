@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,8 +19,6 @@ from providerkit_nb.store import sqlite as sqlite_mod
 from providerkit_nb.store.migrations import MIGRATIONS
 from providerkit_nb.store.postgres import PostgresStore
 from providerkit_nb.store.sqlite import NotebookStore
-
-from .conftest import require_pg
 
 SHIPPED = 6  # migrations released so far (a SQLite store of 1.0 has user_version 6)
 HI = '{"content":"hi","role":"user"}'  # a user message's canonical JSON, as a store keeps it
@@ -92,17 +88,6 @@ def test_an_sqlite_file_of_each_older_schema_upgrades_to_the_schema_of_a_new_one
 
 
 # --------------------------------------------------------------------------- PostgreSQL
-
-
-@pytest.fixture
-def pg() -> Iterator[tuple[str, str]]:
-    import psycopg
-
-    dsn = require_pg()
-    schema = f"pk_migr_{uuid.uuid4().hex[:8]}"
-    yield dsn, schema
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def _recorded(dsn: str, schema: str) -> list[int]:

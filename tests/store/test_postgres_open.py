@@ -5,29 +5,13 @@ Needs a real server (PROVIDERKIT_PG_DSN; see tests/store/conftest.py).
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-
 import pytest
 
 import providerkit_nb as pk
 from providerkit_nb.store.base import StoreVersionError
 from providerkit_nb.store.postgres import MIGRATIONS, PostgresStore
 
-from .conftest import require_pg
-
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def pg() -> Iterator[tuple[str, str]]:
-    import psycopg
-
-    dsn = require_pg()
-    schema = f"pk_open_{uuid.uuid4().hex[:8]}"
-    yield dsn, schema
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def _settings(store: PostgresStore) -> tuple[str, ...]:

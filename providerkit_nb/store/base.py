@@ -549,7 +549,7 @@ def _sound(body: object, digest: str, index: int) -> Message | None:
     and a valid message holds numbers only inside its reasoning payloads: a row with one of
     those is parsed again by ``fastjson.loads``, which is exact."""
     try:
-        raw = body if type(body) is bytes else body.encode()  # type: ignore[attr-defined]
+        raw = body if type(body) is bytes else body.encode()  # type: ignore[attr-defined]  # a str, or it raises and the row takes the checked path
         if _sha256(raw).hexdigest() != digest:
             return None
         d = loads_utf8(raw)

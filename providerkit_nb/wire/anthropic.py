@@ -179,7 +179,7 @@ def thinking_plan(
 
     is_claude = model_key(model).startswith("claude-")
     if graded and not forced and not loop_without_thinking:
-        budget = min(_BUDGET[effort], (max_tokens * 4) // 5)  # type: ignore[index]
+        budget = min(_BUDGET[effort], (max_tokens * 4) // 5)  # type: ignore[index]  # graded: effort is a key of _BUDGET
         if not is_claude or budget >= _MIN_BUDGET:
             return ThinkingPlan({"thinking": {"type": "enabled", "budget_tokens": budget}}, True, False, True)
     if explicit_none and (effort is None or effort == "none" or graded):

@@ -150,7 +150,9 @@ def resolve_approver(
     raise ValueError(f"approve must be None, 'ask' or a callable, got {approve!r}")
 
 
-def _pretty(arguments: str) -> str:
+def pretty_arguments(arguments: str) -> str:
+    """A call's arguments as a person reads them before approving: indented JSON, or the text
+    as it came when it is not JSON."""
     try:
         return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:
@@ -170,7 +172,7 @@ def ask_stdin(
     ``check`` names what is wrong with edited arguments (the tool's schema): such an edit is
     refused here and asked again, never run."""
     say = write or (lambda text: print(text, file=sys.stdout, flush=True))
-    say(f"The model wants to call {call.name} (call id {call.id}) with:\n{_pretty(call.arguments)}")
+    say(f"The model wants to call {call.name} (call id {call.id}) with:\n{pretty_arguments(call.arguments)}")
     if hints:
         say(hints)
     while True:

@@ -21,8 +21,10 @@ _STYLE = (
 )
 
 
-def _esc(text: str) -> str:
-    return html.escape(text, quote=True)
+def esc(value: Any) -> str:
+    """Text made safe for HTML, quotes too (it also goes into attributes); None becomes nothing
+    (a view never says "None"). The one escape every view and report uses."""
+    return "" if value is None else html.escape(str(value), quote=True)
 
 
 def preview(text: str, limit: int = 160) -> str:
@@ -37,15 +39,15 @@ def turn_html(turn: Any, *, live: bool = False) -> str:
         parts.append(
             '<details><summary style="color:#777">reasoning '
             f"({len(m.reasoning)} chars)</summary>"
-            f'<pre style="white-space:pre-wrap;color:#777">{_esc(m.reasoning)}</pre></details>'
+            f'<pre style="white-space:pre-wrap;color:#777">{esc(m.reasoning)}</pre></details>'
         )
     if m.content:
-        parts.append(f'<div style="white-space:pre-wrap">{_esc(m.content)}</div>')
+        parts.append(f'<div style="white-space:pre-wrap">{esc(m.content)}</div>')
     for c in m.tool_calls or []:
         parts.append(
             '<div style="margin-top:4px"><code style="background:#eef">'
-            f"{_esc(c.name)}({_esc(preview(c.arguments, 300))})</code>"
-            f' <span style="color:#999">{_esc(c.id)}</span></div>'
+            f"{esc(c.name)}({esc(preview(c.arguments, 300))})</code>"
+            f' <span style="color:#999">{esc(c.id)}</span></div>'
         )
     footer = []
     if live and not turn.finished:
@@ -63,26 +65,26 @@ def turn_html(turn: Any, *, live: bool = False) -> str:
         footer.append(f"tokens: {USAGE_NOT_REPORTED}")
     if footer:
         joined = " \u00b7 ".join(footer)
-        parts.append(f'<div style="color:#999;font-size:11px">{_esc(joined)}</div>')
+        parts.append(f'<div style="color:#999;font-size:11px">{esc(joined)}</div>')
     written = text_calls(m.content) if turn.finished and m.content else []
     if written:
         parts.append('<div class="pk-notice" data-kind="call_as_text" style="color:#997404;font-size:12px">'
-                     f"the model wrote a tool call as text ({_esc(written[0].form)}): the server did not turn it "
+                     f"the model wrote a tool call as text ({esc(written[0].form)}): the server did not turn it "
                      "into a call, so it was not run</div>")
     for n in getattr(turn, "notices", None) or ():
-        parts.append(f'<div class="pk-notice" data-kind="{_esc(n.kind)}" style="color:#997404;font-size:12px">'
-                     f"{_esc(n.text)}</div>")
+        parts.append(f'<div class="pk-notice" data-kind="{esc(n.kind)}" style="color:#997404;font-size:12px">'
+                     f"{esc(n.text)}</div>")
     parts.append("</div>")
     return "".join(parts)
 
 
 def repaired_html(repaired: Any) -> str:
     rows = "".join(
-        f"<tr><td>{_esc(str(c.kind))}</td><td>{_esc(str(getattr(c, 'detail', '')))}</td></tr>"
+        f"<tr><td>{esc(str(c.kind))}</td><td>{esc(str(getattr(c, 'detail', '')))}</td></tr>"
         for c in repaired.changes
     )
     calls = "".join(
-        f"<li><code>{_esc(r.name)}</code> {_esc(r.id)}"
+        f"<li><code>{esc(r.name)}</code> {esc(r.id)}"
         f"{' (read-only)' if r.read_only else ''}</li>"
         for r in repaired.interrupted
     )

@@ -9,7 +9,7 @@ field and the message index, and never drops data silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NotRequired, TypedDict
 
@@ -442,46 +442,70 @@ def _common(d: dict[str, Any]) -> Message | None:
     or refuses. Accepts only what ``from_dict`` accepts and builds the same object (a store's
     load spends most of its time here; tests/core/test_messages_fast.py holds the two together)."""
     role = d.get("role")
+    build = _COMMON_BY_ROLE.get(role) if isinstance(role, str) else None
+    return None if build is None else build(d)
+
+
+def _common_assistant(d: dict[str, Any]) -> AssistantMessage | None:
     content = d.get("content")
-    if role == "assistant":
-        reasoning = d.get("reasoning")
-        calls = d.get("tool_calls")
-        if (
-            not d.keys() <= _ASSISTANT_COMMON
-            or (type(content) is not str and content is not None)
-            or (reasoning is not None and type(reasoning) is not str)
-        ):
-            return None
-        if calls is None:
-            return AssistantMessage(content or "", reasoning)
-        if type(calls) is not list or not calls:
-            return None
-        built: list[ToolCall] = []
-        for c in calls:
-            if type(c) is not dict or not c.keys() <= _CALL_KEYS:
-                return None
-            cid, name, args, sig = c.get("id"), c.get("name"), c.get("arguments"), c.get("thought_signature")
-            if (
-                type(cid) is not str or not cid
-                or type(name) is not str or not name
-                or type(args) is not str
-                or (sig is not None and type(sig) is not str)
-            ):
-                return None
-            built.append(ToolCall(cid, name, args, sig))
-        return AssistantMessage(content or "", reasoning, None, None, built)
-    if type(content) is not str:
+    reasoning = d.get("reasoning")
+    calls = d.get("tool_calls")
+    if (
+        not d.keys() <= _ASSISTANT_COMMON
+        or (type(content) is not str and content is not None)
+        or (reasoning is not None and type(reasoning) is not str)
+    ):
         return None
-    if role == "user":
-        return UserMessage(content) if len(d) == 2 else None
-    if role == "tool":
-        cid, name = d.get("tool_call_id"), d.get("name")
-        if len(d) == 4 and type(cid) is str and cid and type(name) is str:
-            return ToolMessage(cid, name, content)
+    if calls is None:
+        return AssistantMessage(content or "", reasoning)
+    if type(calls) is not list or not calls:
         return None
-    if role == "system" and len(d) == 2:
-        return SystemMessage(content)
+    built: list[ToolCall] = []
+    for c in calls:
+        call = _common_call(c)
+        if call is None:
+            return None
+        built.append(call)
+    return AssistantMessage(content or "", reasoning, None, None, built)
+
+
+def _common_call(c: Any) -> ToolCall | None:
+    if type(c) is not dict or not c.keys() <= _CALL_KEYS:
+        return None
+    cid, name, args, sig = c.get("id"), c.get("name"), c.get("arguments"), c.get("thought_signature")
+    if (
+        type(cid) is not str or not cid
+        or type(name) is not str or not name
+        or type(args) is not str
+        or (sig is not None and type(sig) is not str)
+    ):
+        return None
+    return ToolCall(cid, name, args, sig)
+
+
+def _common_user(d: dict[str, Any]) -> UserMessage | None:
+    content = d.get("content")
+    return UserMessage(content) if len(d) == 2 and type(content) is str else None
+
+
+def _common_tool(d: dict[str, Any]) -> ToolMessage | None:
+    content, cid, name = d.get("content"), d.get("tool_call_id"), d.get("name")
+    if len(d) == 4 and type(content) is str and type(cid) is str and cid and type(name) is str:
+        return ToolMessage(cid, name, content)
     return None
+
+
+def _common_system(d: dict[str, Any]) -> SystemMessage | None:
+    content = d.get("content")
+    return SystemMessage(content) if len(d) == 2 and type(content) is str else None
+
+
+_COMMON_BY_ROLE: dict[str, Callable[[dict[str, Any]], Message | None]] = {
+    "assistant": _common_assistant,
+    "user": _common_user,
+    "tool": _common_tool,
+    "system": _common_system,
+}
 
 
 _ASSISTANT_COMMON = frozenset({"role", "content", "reasoning", "tool_calls"})

@@ -330,34 +330,56 @@ def _pair(msgs: list[Message], used: set[str] | None) -> Analysis | None:
             continue
         if used is None:
             return None
-        # an id this message repeats (its own or an earlier message's): rename later uses
-        send_ids = list(owner_ids)
-        waiting = {}
-        for pos, cid in enumerate(owner_ids):
-            if cid in waiting:
-                extra.setdefault(cid, []).append(pos)
-            else:
-                waiting[cid] = pos
-            first = first_seen.get(cid)
-            if first is None:
-                first_seen[cid] = i
-                continue
-            k = next_suffix.get(cid, 2)
-            new = f"{cid}_{k}"
-            while new in used:
-                k += 1
-                new = f"{cid}_{k}"
-            used.add(new)
-            next_suffix[cid] = k + 1
-            send_ids[pos] = new
-            a.renamed_calls.setdefault(i, {})[pos] = new
-            a.first_use.setdefault(cid, first)
+        send_ids, waiting, extra = _rename_repeats(a, i, owner_ids, first_seen, next_suffix, used)
     if owner >= 0 or notes:
         _close(a, len(msgs), owner, waiting, extra, notes)
-    for i, why in unmatched.items():
-        if why == ORPHAN and msgs[i].tool_call_id in first_seen:  # type: ignore[union-attr]
-            unmatched[i] = MISPLACED
+    _mark_misplaced(a, first_seen)
     return a
+
+
+def _rename_repeats(
+    a: Analysis,
+    i: int,
+    owner_ids: list[str],
+    first_seen: dict[str, int],
+    next_suffix: dict[str, int],
+    used: set[str],
+) -> tuple[list[str], dict[str, int], dict[str, list[int]]]:
+    """Message ``i`` repeats a call id (its own or an earlier message's): each later use gets a
+    suffix no id in the history has. Returns the ids its calls carry after repair, the position
+    of the first unanswered call per original id, and the further positions of an id it repeats."""
+    send_ids = list(owner_ids)
+    waiting: dict[str, int] = {}
+    extra: dict[str, list[int]] = {}
+    for pos, cid in enumerate(owner_ids):
+        if cid in waiting:
+            extra.setdefault(cid, []).append(pos)
+        else:
+            waiting[cid] = pos
+        first = first_seen.get(cid)
+        if first is None:
+            first_seen[cid] = i
+            continue
+        k = next_suffix.get(cid, 2)
+        new = f"{cid}_{k}"
+        while new in used:
+            k += 1
+            new = f"{cid}_{k}"
+        used.add(new)
+        next_suffix[cid] = k + 1
+        send_ids[pos] = new
+        a.renamed_calls.setdefault(i, {})[pos] = new
+        a.first_use.setdefault(cid, first)
+    return send_ids, waiting, extra
+
+
+def _mark_misplaced(a: Analysis, first_seen: dict[str, int]) -> None:
+    """A result whose call exists elsewhere in the history is misplaced, not an orphan (known
+    only once every call id has been seen)."""
+    unmatched = a.unmatched
+    for i, why in unmatched.items():
+        if why == ORPHAN and a.messages[i].tool_call_id in first_seen:  # type: ignore[union-attr]
+            unmatched[i] = MISPLACED
 
 
 def _close(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .html import preview
 from .tool_schema import check_value
 
 if TYPE_CHECKING:
@@ -233,11 +234,6 @@ def _loads(text: str) -> tuple[Any, str | None]:
         return None, "nested too deeply"
 
 
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat[:80] + ("..." if len(flat) > 80 else "")
-
-
 def parse_json_answer(text: str) -> JsonAnswer:
     """The JSON in a model's answer: the first ```json (or bare) fence, else the outermost
     balanced object or array (a label line such as ``Answer:`` before it is fine), else the
@@ -263,7 +259,7 @@ def parse_json_answer(text: str) -> JsonAnswer:
         value, err = _loads(body)
         if err is None:
             return JsonAnswer(value, None, body)
-        return JsonAnswer(None, f"the fenced JSON block is not valid JSON: {err} ({_preview(body)})", body)
+        return JsonAnswer(None, f"the fenced JSON block is not valid JSON: {err} ({preview(body, 80)})", body)
     searched = text
     for start, end in other_code:
         searched = searched[:start] + " " * (end - start) + searched[end:]
@@ -272,11 +268,11 @@ def parse_json_answer(text: str) -> JsonAnswer:
         value, err = _loads(text.strip())
         if err is None:
             return JsonAnswer(value, None, text)
-        return JsonAnswer(None, f"no JSON object in the answer ({_preview(text) or 'empty'})", text)
+        return JsonAnswer(None, f"no JSON object in the answer ({preview(text, 80) or 'empty'})", text)
     value, err = _loads(candidate)
     if err is None:
         return JsonAnswer(value, None, candidate)
-    return JsonAnswer(None, f"the JSON in the answer is not valid: {err} ({_preview(candidate)})", candidate)
+    return JsonAnswer(None, f"the JSON in the answer is not valid: {err} ({preview(candidate, 80)})", candidate)
 
 
 def read_answer(text: str, fmt: JsonFormat | None) -> JsonAnswer:

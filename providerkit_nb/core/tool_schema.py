@@ -67,45 +67,78 @@ def check_value(value: Any, schema: Any, path: str = "$") -> list[str]:
     """Every violation as ``"<path>: <what is wrong>"``; an empty list means the value fits."""
     if not isinstance(schema, dict) or not schema:
         return []
-    errors: list[str] = []
+    none_fits = _check_any_of(value, schema, path)
+    if none_fits:
+        return none_fits
+    wrong_type = _check_type(value, schema, path)
+    if wrong_type:
+        return wrong_type  # the keywords below would only repeat it
+    errors = _check_const_enum(value, schema, path)
+    if isinstance(value, dict):
+        errors.extend(_check_object(value, schema, path))
+    elif isinstance(value, list):
+        errors.extend(_check_array(value, schema, path))
+    return errors
+
+
+def _check_any_of(value: Any, schema: dict[str, Any], path: str) -> list[str]:
+    """When no ``anyOf`` branch fits: that, then the errors of the branch that came closest."""
     any_of = schema.get("anyOf")
-    if isinstance(any_of, list) and any_of:
-        branches = [check_value(value, s, path) for s in any_of]
-        if all(branches):
-            best = min(branches, key=len)
-            errors.append(f"{path}: matches none of the {len(any_of)} allowed shapes")
-            errors.extend(best)
-            return errors
+    if not isinstance(any_of, list) or not any_of:
+        return []
+    branches = [check_value(value, s, path) for s in any_of]
+    if not all(branches):
+        return []
+    best = min(branches, key=len)
+    return [f"{path}: matches none of the {len(any_of)} allowed shapes", *best]
+
+
+def _check_type(value: Any, schema: dict[str, Any], path: str) -> list[str]:
     t = schema.get("type")
-    if t is not None:
-        names = t if isinstance(t, list) else [t]
-        if not any(_type_ok(value, n) for n in names):
-            want = " or ".join(names)
-            return [f"{path}: expected {want}, got {_type_name(value)}"]
+    if t is None:
+        return []
+    names = t if isinstance(t, list) else [t]
+    if any(_type_ok(value, n) for n in names):
+        return []
+    return [f"{path}: expected {' or '.join(names)}, got {_type_name(value)}"]
+
+
+def _check_const_enum(value: Any, schema: dict[str, Any], path: str) -> list[str]:
+    errors: list[str] = []
     if "const" in schema and value != schema["const"]:
         errors.append(f"{path}: must be {schema['const']!r}")
     enum_values = schema.get("enum")
     if isinstance(enum_values, list) and value not in enum_values:
         errors.append(f"{path}: {value!r} is not one of {enum_values!r}")
-    if isinstance(value, dict):
-        props = schema.get("properties") or {}
-        for key in schema.get("required") or ():
-            if key not in value:
-                errors.append(f"{path}: missing required property {key!r}")
-        extra_schema = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            if key in props:
-                errors.extend(check_value(item, props[key], f"{path}.{key}"))
-            elif extra_schema is False:
-                allowed = ", ".join(props) or "none"
-                errors.append(f"{path}: unexpected property {key!r} (allowed: {allowed})")
-            elif isinstance(extra_schema, dict):
-                errors.extend(check_value(item, extra_schema, f"{path}.{key}"))
-    elif isinstance(value, list):
-        items = schema.get("items")
-        if isinstance(items, dict):
-            for j, item in enumerate(value):
-                errors.extend(check_value(item, items, f"{path}[{j}]"))
+    return errors
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> list[str]:
+    props = schema.get("properties") or {}
+    errors = [
+        f"{path}: missing required property {key!r}"
+        for key in schema.get("required") or ()
+        if key not in value
+    ]
+    extra_schema = schema.get("additionalProperties", True)
+    for key, item in value.items():
+        if key in props:
+            errors.extend(check_value(item, props[key], f"{path}.{key}"))
+        elif extra_schema is False:
+            allowed = ", ".join(props) or "none"
+            errors.append(f"{path}: unexpected property {key!r} (allowed: {allowed})")
+        elif isinstance(extra_schema, dict):
+            errors.extend(check_value(item, extra_schema, f"{path}.{key}"))
+    return errors
+
+
+def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> list[str]:
+    items = schema.get("items")
+    if not isinstance(items, dict):
+        return []
+    errors: list[str] = []
+    for j, item in enumerate(value):
+        errors.extend(check_value(item, items, f"{path}[{j}]"))
     return errors
 
 
@@ -129,6 +162,20 @@ def _literal_type(values: tuple[Any, ...]) -> dict[str, Any]:
 def schema_for_type(tp: Any) -> dict[str, Any]:
     """The JSON schema of one annotation (str, int, float, bool, list[X], dict[str, X],
     Literal[...], Enum subclasses, X | None, unions, Annotated[X, "description"], Any)."""
+    plain = _plain_schema(tp)
+    if plain is not None:
+        return plain
+    build = _BY_ORIGIN.get(typing.get_origin(tp))
+    if build is not None:
+        return build(typing.get_args(tp))
+    raise TypeError(
+        f"cannot build a JSON schema for {tp!r}; use str, int, float, bool, list, dict, "
+        "Literal, an Enum, or pass input_schema to define_tool"
+    )
+
+
+def _plain_schema(tp: Any) -> dict[str, Any] | None:
+    """The schema of an annotation that is not generic (no ``[...]``), or None for one that is."""
     if tp is inspect.Parameter.empty or tp is Any or tp is object:
         return {}
     if tp is None or tp is type(None):
@@ -141,43 +188,60 @@ def schema_for_type(tp: Any) -> dict[str, Any]:
         return {"type": "array"}
     if tp is dict:
         return {"type": "object"}
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin is typing.Annotated:
-        inner = schema_for_type(args[0])
-        notes = [a for a in args[1:] if isinstance(a, str)]
-        if notes:
-            inner["description"] = " ".join(notes)
-        return inner
-    if origin is typing.Literal:
-        return _literal_type(args)
-    if origin in (list, set, frozenset) or origin is tuple and len(args) == 2 and args[1] is ...:
-        return {"type": "array", "items": schema_for_type(args[0])} if args else {"type": "array"}
-    if origin is tuple:
-        return {"type": "array"}
-    if origin is dict:
-        if args and args[0] is not str:
-            raise TypeError(f"dict keys must be str in a tool schema, got {args[0]!r}")
-        out: dict[str, Any] = {"type": "object"}
-        if len(args) == 2 and args[1] is not Any:
-            out["additionalProperties"] = schema_for_type(args[1])
-        return out
-    if origin is typing.Union or origin is types.UnionType:
-        non_null = [a for a in args if a is not type(None)]
-        nullable = len(non_null) < len(args)
-        if len(non_null) == 1:
-            inner = schema_for_type(non_null[0])
-            if not nullable:
-                return inner
-            return _nullable(inner)
-        branches = [schema_for_type(a) for a in non_null]
-        if nullable:
-            branches.append({"type": "null"})
-        return {"anyOf": branches}
-    raise TypeError(
-        f"cannot build a JSON schema for {tp!r}; use str, int, float, bool, list, dict, "
-        "Literal, an Enum, or pass input_schema to define_tool"
-    )
+    return None
+
+
+def _annotated(args: tuple[Any, ...]) -> dict[str, Any]:
+    inner = schema_for_type(args[0])
+    notes = [a for a in args[1:] if isinstance(a, str)]
+    if notes:
+        inner["description"] = " ".join(notes)
+    return inner
+
+
+def _array(args: tuple[Any, ...]) -> dict[str, Any]:
+    return {"type": "array", "items": schema_for_type(args[0])} if args else {"type": "array"}
+
+
+def _tuple(args: tuple[Any, ...]) -> dict[str, Any]:
+    if len(args) == 2 and args[1] is ...:
+        return _array(args)  # tuple[X, ...] is a list of X; a fixed tuple is only an array
+    return {"type": "array"}
+
+
+def _dict(args: tuple[Any, ...]) -> dict[str, Any]:
+    if args and args[0] is not str:
+        raise TypeError(f"dict keys must be str in a tool schema, got {args[0]!r}")
+    out: dict[str, Any] = {"type": "object"}
+    if len(args) == 2 and args[1] is not Any:
+        out["additionalProperties"] = schema_for_type(args[1])
+    return out
+
+
+def _union(args: tuple[Any, ...]) -> dict[str, Any]:
+    non_null = [a for a in args if a is not type(None)]
+    nullable = len(non_null) < len(args)
+    if len(non_null) == 1:
+        inner = schema_for_type(non_null[0])
+        return _nullable(inner) if nullable else inner
+    branches = [schema_for_type(a) for a in non_null]
+    if nullable:
+        branches.append({"type": "null"})
+    return {"anyOf": branches}
+
+
+# what builds the schema of a generic annotation, by its origin (typing.get_origin)
+_BY_ORIGIN: dict[Any, Callable[[tuple[Any, ...]], dict[str, Any]]] = {
+    typing.Annotated: _annotated,
+    typing.Literal: _literal_type,
+    list: _array,
+    set: _array,
+    frozenset: _array,
+    tuple: _tuple,
+    dict: _dict,
+    typing.Union: _union,
+    types.UnionType: _union,
+}
 
 
 def _nullable(inner: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,11 @@ __all__ = ["ToolDefinition", "Tool", "ToolOutput", "ToolResult", "ToolRegistry",
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
+# what the model is told after a call that failed or was stopped, by whether the tool only reads
+# (every tool source says the same: local tools here, MCP tools in mcp/tools.py)
+AGAIN_READ_ONLY = "It changes nothing, so it is safe to call again (perhaps with a smaller request)."
+AGAIN_MAY_HAVE_RUN = "It may have partly run, so check its effect before calling it again."
+
 
 @dataclass(slots=True)
 class ToolDefinition:
@@ -426,11 +431,7 @@ class ToolRegistry:
                     pass
             if isinstance(stopped, KeyboardInterrupt):
                 raise
-            after = (
-                " It changes nothing, so it is safe to call again (perhaps with a smaller request)."
-                if t.read_only
-                else " It may have partly run, so check its effect before calling it again."
-            )
+            after = " " + (AGAIN_READ_ONLY if t.read_only else AGAIN_MAY_HAVE_RUN)
             return ToolResult(
                 ToolMessage(
                     cid,
@@ -442,11 +443,7 @@ class ToolRegistry:
                 time.monotonic() - started,
             )
         except Exception as error:
-            after = (
-                " Check the arguments, or try another way."
-                if t.read_only
-                else " It may have partly run, so check its effect before calling it again."
-            )
+            after = " Check the arguments, or try another way." if t.read_only else " " + AGAIN_MAY_HAVE_RUN
             return ToolResult(
                 ToolMessage(cid, t.name, f"Error: {t.name} failed with {_short(error)}.{after}"),
                 "failed",

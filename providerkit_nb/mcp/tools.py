@@ -17,7 +17,7 @@ from typing import Any
 
 from ..core.messages import ImagePart
 from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY
-from ..core.tools import Tool, ToolOutput, define_tool
+from ..core.tools import AGAIN_MAY_HAVE_RUN, AGAIN_READ_ONLY, Tool, ToolOutput, define_tool
 from .client import CallFailure, MCPServerError, ServerConnection
 from .hints import check_read_only, decide_read_only, hints_of
 
@@ -246,13 +246,13 @@ def _failure_output(conn: ServerConnection, name: str, failure: CallFailure, rea
         )
     if failure.kind == "timeout":
         again = (
-            "It changes nothing, so it is safe to call again (perhaps with a smaller request)."
+            AGAIN_READ_ONLY
             if read_only
             else "It may still be running or have partly run, so check its effect before calling it again."
         )
         return ToolOutput(f"Error: {where} did not answer {name}: {failure.detail}. {again}", kind="timeout")
     if failure.kind == "stopped":
         return ToolOutput(f"Error: {name} was stopped: {failure.detail}.", kind="interrupted")
-    after = "" if read_only else " It may have partly run, so check its effect before calling it again."
+    after = "" if read_only else " " + AGAIN_MAY_HAVE_RUN
     return ToolOutput(f"Error: {where} refused {name}: {failure.detail}.{after}", kind="failed")
 

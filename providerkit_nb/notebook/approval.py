@@ -20,26 +20,13 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..conversation.approval import Check, Decision, ask_stdin
+from ..conversation.approval import Check, Decision, ask_stdin, pretty_arguments
 from ..core.messages import ToolCall
+from .show import display
 
 __all__ = ["ApprovalWidget", "ask_widget", "ask_interactive"]
 
 _HIDDEN = "none"
-
-
-def _display(obj: Any) -> None:
-    from IPython.display import display
-
-    show: Callable[..., Any] = display  # IPython's display is untyped
-    show(obj)
-
-
-def _pretty(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except ValueError:
-        return arguments
 
 
 class ApprovalWidget:
@@ -61,7 +48,7 @@ class ApprovalWidget:
         self.decision: Decision | None = None
         self.on_decide = on_decide
         self.check = check
-        pretty = _pretty(call.arguments)
+        pretty = pretty_arguments(call.arguments)
         self.header = w.HTML(
             value=(
                 f"<b>Approve this call?</b> <code>{html.escape(call.name)}</code> "
@@ -198,7 +185,7 @@ class ApprovalWidget:
         return self.decision
 
     def _ipython_display_(self) -> None:
-        _display(self.root)
+        display(self.root)
 
 
 def _supply_kernel_iteration() -> None:
@@ -237,7 +224,7 @@ def _supply_kernel_iteration() -> None:
 def ask_widget(call: ToolCall, hints: str = "", check: Check | None = None) -> Decision:
     """Show the question under the running cell and block until it is answered."""
     widget = ApprovalWidget(call, hints=hints, check=check)
-    _display(widget.root)
+    display(widget.root)
     decision = widget.wait()
     if decision.action != "deny":
         from .live import ANSWERED

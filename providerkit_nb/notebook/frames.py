@@ -5,11 +5,12 @@ pandas is imported here and only here (and by the widgets built on these frames)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from ..core.compaction import estimate_tokens
 from ..core.html import USAGE_NOT_REPORTED, preview
 from ..core.messages import AssistantMessage, Message, ToolMessage, ensure_messages, text_of
 from ..core.repair import Repaired
@@ -21,7 +22,6 @@ __all__ = [
     "turns_frame",
     "usage_frame",
     "gate_frame",
-    "estimate_tokens",
     "history_row",
     "show_frame",
     "tools_frame",
@@ -36,11 +36,6 @@ HISTORY_COLUMNS = [
     "signatures",
     "tokens",
 ]
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough count (about four characters a token) for spotting the heavy rows."""
-    return (len(text) + 3) // 4
 
 
 def _messages_of(obj: Any) -> list[Message]:
@@ -305,10 +300,9 @@ def show_frame(frame: pd.DataFrame, **options: Any) -> Any:
     try:
         import itables
     except ImportError:
-        from IPython.display import display
+        from .show import display
 
-        show: Callable[..., Any] = display  # IPython's display is untyped
-        show(frame)
+        display(frame)
         return None
     if not _ITABLES_LOADED and not options.get("connected"):
         itables.init_notebook_mode(all_interactive=False, connected=False)

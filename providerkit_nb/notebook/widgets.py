@@ -37,6 +37,7 @@ from ..viewer import (
 from ..viewer.cards import CHANGE_LABELS, ERROR_RESULT, KIND_LABELS
 from ..viewer.style import CSS
 from . import frames
+from .show import display
 
 __all__ = ["HistoryView", "StoreBrowser", "payload_bytes"]
 
@@ -68,13 +69,6 @@ def payload_bytes(widget: Any) -> int:
             total += len(value.encode())
         stack.extend(getattr(item, "children", ()) or ())
     return total
-
-
-def _display(obj: Any) -> None:
-    from IPython.display import display
-
-    show: Callable[..., Any] = display  # IPython's display is untyped
-    show(obj)
 
 
 class _SettleRow:
@@ -520,18 +514,15 @@ class HistoryView:
         names this display), so a live notebook shows the view once."""
         from uuid import uuid4
 
-        from IPython.display import display
-
         page = self.cards_page()
         key = uuid4().hex
-        show: Callable[..., Any] = display  # IPython's display is untyped
-        show({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page, prefix=f"s{self._key}-")}</div>',
-              "text/plain": text_summary(page)}, raw=True)
+        display({"text/html": f'<div class="pk-static" data-pk-view="{key}">{static_html(page, prefix=f"s{self._key}-")}</div>',
+                 "text/plain": text_summary(page)}, raw=True)
         self.hide_static.value = f'<style>.jp-OutputArea-child:has(.pk-static[data-pk-view="{key}"]),' \
             f' .pk-static[data-pk-view="{key}"] {{display: none}}</style>'
-        show({"application/vnd.jupyter.widget-view+json":
-              {"model_id": self.root.model_id, "version_major": 2, "version_minor": 0},
-              "text/plain": "(the interactive view: run the cell to use it)"}, raw=True)
+        display({"application/vnd.jupyter.widget-view+json":
+                 {"model_id": self.root.model_id, "version_major": 2, "version_minor": 0},
+                 "text/plain": "(the interactive view: run the cell to use it)"}, raw=True)
 
 
 class StoreBrowser:
@@ -576,4 +567,4 @@ class StoreBrowser:
         self.body.children = [self.view.root]
 
     def _ipython_display_(self) -> None:
-        _display(self.root)
+        display(self.root)

@@ -452,8 +452,8 @@ class Lesson:
     def _repr_html_(self) -> str:
         """The lesson's picture: where the break struck, what was lost, and the same before/after
         cards every view shows."""
+        from ..core.html import esc
         from ..viewer import build_page, static_html
-        from ..viewer.cards import esc
         from ..viewer.timeline import lost_html, timeline_html
         from ..wire.validate import validate_history
 

@@ -8,6 +8,7 @@ first, the loose provider dialects and our own canonical JSON last.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -234,30 +235,45 @@ def _plainly_typed(m: Any) -> bool:
     """True for a message of the usual shape whose fields all have exactly the types
     ``message_from_dict`` takes (so its round trip would pass); anything else, including
     whatever it would refuse, takes the round trip, which names the field."""
-    t = type(m)
-    if t is UserMessage or t is SystemMessage:
-        return type(m.content) is str
-    if t is ToolMessage:
-        return (type(m.tool_call_id) is str and m.tool_call_id != "" and type(m.name) is str
-                and type(m.content) is str and not m.images)
-    if t is not AssistantMessage:
-        return False
+    check = _PLAIN_BY_CLASS.get(type(m))
+    return check is not None and check(m)
+
+
+def _plain_text(m: Any) -> bool:
+    return type(m.content) is str
+
+
+def _plain_tool(m: Any) -> bool:
+    return (type(m.tool_call_id) is str and m.tool_call_id != "" and type(m.name) is str
+            and type(m.content) is str and not m.images)
+
+
+def _plain_assistant(m: Any) -> bool:
     if type(m.content) is not str or m.reasoning_details is not None:
         return False
     if m.reasoning is not None and type(m.reasoning) is not str:
         return False
-    ri = m.reasoning_items
-    if ri is not None and not (type(ri) is ReasoningItems and type(ri.provider) is str and ri.provider != ""
-                               and type(ri.items) is list):
+    if m.reasoning_items is not None and not _plain_reasoning_items(m.reasoning_items):
         return False
     calls = m.tool_calls
     if calls is None:
         return True
-    if type(calls) is not list:
-        return False
-    for c in calls:
-        if not (type(c) is ToolCall and type(c.id) is str and c.id != "" and type(c.name) is str
-                and c.name != "" and type(c.arguments) is str
-                and (c.thought_signature is None or type(c.thought_signature) is str)):
-            return False
-    return True
+    return type(calls) is list and all(_plain_call(c) for c in calls)
+
+
+def _plain_reasoning_items(ri: Any) -> bool:
+    return type(ri) is ReasoningItems and type(ri.provider) is str and ri.provider != "" and type(ri.items) is list
+
+
+def _plain_call(c: Any) -> bool:
+    return (type(c) is ToolCall and type(c.id) is str and c.id != "" and type(c.name) is str
+            and c.name != "" and type(c.arguments) is str
+            and (c.thought_signature is None or type(c.thought_signature) is str))
+
+
+_PLAIN_BY_CLASS: dict[type, Callable[[Any], bool]] = {
+    UserMessage: _plain_text,
+    SystemMessage: _plain_text,
+    ToolMessage: _plain_tool,
+    AssistantMessage: _plain_assistant,
+}

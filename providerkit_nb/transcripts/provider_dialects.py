@@ -38,45 +38,62 @@ def detect_format(data: Any) -> str:
     """Name the dialect of a parsed transcript (``canonical`` for a list of our own messages);
     raises ValueError saying what was expected."""
     if isinstance(data, dict):
-        if "contents" in data:
-            return "gemini"
-        if "input" in data:
-            return "responses"
-        if "messages" in data:
-            msgs = data["messages"]
-            if "system" in data or _blocks(msgs) & _TOOLISH:
-                return "anthropic"
-            return detect_format(msgs)
-        raise ValueError(
-            "a transcript object must have 'messages' (OpenAI chat or Anthropic), 'input' "
-            "(Responses) or 'contents' (Gemini)"
-        )
+        return _request_format(data)
     if isinstance(data, list):
-        if not data:
-            return "canonical"
-        if all(_gemini_content(x) for x in data):
-            return "gemini"
-        if any(
-            isinstance(x, dict) and x.get("type") in ("function_call", "function_call_output", "reasoning")
-            for x in data
-        ):
-            return "responses"
-        if _blocks(data) & _TOOLISH:
-            return "anthropic"
-        if any(isinstance(x, dict) and "parts" in x and "content" not in x for x in data):
-            raise ValueError("messages made of 'parts' that are not Gemini parts (another tool's format?)")
-        for x in data:
-            if not isinstance(x, dict):
-                break
-            calls = x.get("tool_calls") or []
-            if any(isinstance(c, dict) and "function" in c for c in calls):
-                return "openai_chat"
-            if x.get("role") == "tool" and "name" not in x:
-                return "openai_chat"
-            if x.get("content") is None and x.get("role") == "assistant":
-                return "openai_chat"
-        return "canonical"
+        return _list_format(data)
     raise ValueError("a transcript must be a JSON array of messages or a request object")
+
+
+def _request_format(data: dict[str, Any]) -> str:
+    """A saved request body: its top-level keys name the wire (``messages`` is Chat's and
+    Anthropic's: a ``system`` key or Anthropic's blocks tell them apart, else its list decides)."""
+    if "contents" in data:
+        return "gemini"
+    if "input" in data:
+        return "responses"
+    if "messages" in data:
+        msgs = data["messages"]
+        if "system" in data or _blocks(msgs) & _TOOLISH:
+            return "anthropic"
+        return detect_format(msgs)
+    raise ValueError(
+        "a transcript object must have 'messages' (OpenAI chat or Anthropic), 'input' "
+        "(Responses) or 'contents' (Gemini)"
+    )
+
+
+_RESPONSES_ITEMS = ("function_call", "function_call_output", "reasoning")
+
+
+def _list_format(data: list[Any]) -> str:
+    """A bare list of messages (or Responses items, or Gemini contents)."""
+    if not data:
+        return "canonical"
+    if all(_gemini_content(x) for x in data):
+        return "gemini"
+    if any(isinstance(x, dict) and x.get("type") in _RESPONSES_ITEMS for x in data):
+        return "responses"
+    if _blocks(data) & _TOOLISH:
+        return "anthropic"
+    if any(isinstance(x, dict) and "parts" in x and "content" not in x for x in data):
+        raise ValueError("messages made of 'parts' that are not Gemini parts (another tool's format?)")
+    for x in data:
+        if not isinstance(x, dict):
+            break
+        if _chat_only(x):
+            return "openai_chat"
+    return "canonical"
+
+
+def _chat_only(x: dict[str, Any]) -> bool:
+    """A message only OpenAI Chat writes (our own messages look like Chat's otherwise): calls
+    nested under ``function``, a tool result without a ``name``, an assistant with null content."""
+    calls = x.get("tool_calls") or []
+    return (
+        any(isinstance(c, dict) and "function" in c for c in calls)
+        or (x.get("role") == "tool" and "name" not in x)
+        or (x.get("content") is None and x.get("role") == "assistant")
+    )
 
 
 def convert(fmt: str, data: Any) -> list[Message]:

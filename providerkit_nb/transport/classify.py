@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno as _errno
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..core.errors import BODY_LIMIT, ErrorKind, ProviderError
@@ -236,43 +236,68 @@ def error_message_of(body: str) -> str | None:
 # --------------------------------------------------------------------------- classification
 
 
+def _client(status: int | None) -> bool:
+    """No status (an error frame in a stream) or a 4xx: the body's wording decides first."""
+    return status is None or status < 500
+
+
+def _says(*patterns: re.Pattern[str]) -> Callable[[int | None, str], bool]:
+    """A step that holds when the text matches any of ``patterns``."""
+    return lambda status, text: bool(text) and any(p.search(text) for p in patterns)
+
+
+def _client_says(*patterns: re.Pattern[str]) -> Callable[[int | None, str], bool]:
+    """A step that holds for a client error (or no status) whose text matches any of ``patterns``."""
+    return lambda status, text: bool(text) and _client(status) and any(p.search(text) for p in patterns)
+
+
+def _status_is(*statuses: int) -> Callable[[int | None, str], bool]:
+    return lambda status, text: status in statuses
+
+
+def _context_said(status: int | None, text: str) -> bool:
+    return bool(text) and _client(status) and (CONTEXT.search(text) is not None or is_context_overflow(text))
+
+
+def _auth(status: int | None, text: str) -> bool:
+    return status in (401, 403) or (bool(text) and AUTH.search(text) is not None)
+
+
+def _overloaded_status(status: int | None, text: str) -> bool:
+    return status is not None and (status in (529, 409, 425) or status >= 500)
+
+
+def _other_http_error(status: int | None, text: str) -> bool:
+    return status is not None and status >= 400
+
+
+# Steps 4-12 of the classification order, first match wins: (kind, does it hold for this status
+# and text). A step that reads the text does not hold for an empty one.
+_TEXT_STEPS: tuple[tuple[ErrorKind, Callable[[int | None, str], bool]], ...] = (
+    (ErrorKind.TIMEOUT, _status_is(408)),
+    (ErrorKind.CONTEXT, _context_said),
+    (ErrorKind.ENTITLEMENT, _client_says(ENTITLEMENT)),
+    (ErrorKind.QUOTA, _client_says(QUOTA)),
+    (ErrorKind.MODEL, _says(MODEL)),
+    (ErrorKind.AUTH, _auth),
+    (ErrorKind.QUOTA, _status_is(402)),
+    (ErrorKind.MODEL, _status_is(404)),
+    (ErrorKind.RATE, _status_is(429)),
+    (ErrorKind.CONTENT, _says(_CONTENT_I, _CONTENT_CS)),
+    (ErrorKind.INVALID, _says(SETTING)),
+    (ErrorKind.OVERLOAD, _overloaded_status),
+    (ErrorKind.RATE, _says(RATE)),
+    (ErrorKind.OVERLOAD, _says(_OVERLOAD_I, _OVERLOAD_CS)),
+    (ErrorKind.TIMEOUT, _says(_TIMEOUT)),
+    (ErrorKind.INVALID, _other_http_error),
+)
+
+
 def _text_kind(status: int | None, text: str) -> ErrorKind:
     """Steps 4-12 of the classification order, on a status and the text it came with."""
-    if status == 408:
-        return ErrorKind.TIMEOUT
-    client = status is None or status < 500
-    if client and text:
-        if CONTEXT.search(text) or is_context_overflow(text):
-            return ErrorKind.CONTEXT
-        if ENTITLEMENT.search(text):
-            return ErrorKind.ENTITLEMENT
-        if QUOTA.search(text):
-            return ErrorKind.QUOTA
-    if text and MODEL.search(text):
-        return ErrorKind.MODEL
-    if status in (401, 403) or (text and AUTH.search(text)):
-        return ErrorKind.AUTH
-    if status == 402:
-        return ErrorKind.QUOTA
-    if status == 404:
-        return ErrorKind.MODEL
-    if status == 429:
-        return ErrorKind.RATE
-    if text and (_CONTENT_I.search(text) or _CONTENT_CS.search(text)):
-        return ErrorKind.CONTENT
-    if text and SETTING.search(text):
-        return ErrorKind.INVALID
-    if status is not None and (status in (529, 409, 425) or status >= 500):
-        return ErrorKind.OVERLOAD
-    if text:
-        if RATE.search(text):
-            return ErrorKind.RATE
-        if _OVERLOAD_I.search(text) or _OVERLOAD_CS.search(text):
-            return ErrorKind.OVERLOAD
-        if _TIMEOUT.search(text):
-            return ErrorKind.TIMEOUT
-    if status is not None and status >= 400:
-        return ErrorKind.INVALID
+    for kind, holds in _TEXT_STEPS:
+        if holds(status, text):
+            return kind
     return ErrorKind.UNKNOWN
 
 

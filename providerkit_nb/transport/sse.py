@@ -141,21 +141,15 @@ def iter_sse(
     parts: list[str] = []  # the unfinished last frame, as read (joined only once it ends)
     size = 0
     skip_lf = False  # the previous read ended in CR: a leading LF now belongs to it
-    Event = SSEEvent
 
     for raw in chunks:
         text = decode(raw)
         if not text:
             continue
-        if skip_lf:
-            skip_lf = False
-            if text[0] == "\n":
-                text = text[1:]
-                if not text:
-                    continue
-        if "\r" in text:
-            skip_lf = text[-1] == "\r"
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if skip_lf or "\r" in text:
+            text, skip_lf = _to_lf(text, skip_lf)
+            if not text:
+                continue
         if parts:
             if text.find("\n\n") < 0 and not (text[0] == "\n" and parts[-1][-1] == "\n"):
                 parts.append(text)  # still inside one frame: no rescans of what came before
@@ -167,43 +161,19 @@ def iter_sse(
             text = "".join(parts)
             parts = []
         cut = text.rfind("\n\n")
-        if cut < 0:
-            parts = [text]
-            size = len(text)
-            if size > MAX_FRAME_BYTES:
-                raise _too_big(provider)
-            continue
-        rest = text[cut + 2 :]
+        rest = text[cut + 2 :] if cut >= 0 else text
         size = len(rest)
         if size > MAX_FRAME_BYTES:
             raise _too_big(provider)
         parts = [rest] if rest else []
-        fast = trusted_loads(text)  # one check for every event of this read
-        for frame in text[:cut].split("\n\n"):
-            if frame[:6] == "data: " and "\n" not in frame:
-                ev = Event(None, frame[6:], fast)
+        if cut >= 0:
+            events, too_big = _frames(text[:cut], trusted_loads(text), provider)  # one check per read
+            for ev in events:
                 pos.n += 1
                 pos.event = ev
                 yield ev
-            elif (
-                (cut3 := frame.partition("\ndata: "))[1]
-                and frame[:6] == "event:"
-                and "\n" not in cut3[2]
-                and "\n" not in cut3[0]
-            ):  # "event: name" + one data line (Anthropic, Responses): _slow_frame's result
-                ev = Event(cut3[0][6:].strip(), cut3[2], fast)
-                pos.n += 1
-                pos.event = ev
-                yield ev
-            elif frame:
-                if len(frame) > MAX_FRAME_BYTES:
-                    raise _too_big(provider)
-                slow = _slow_frame(frame, provider)
-                if slow is not None:
-                    slow.fast = fast  # its data is lines of this text joined by LFs
-                    pos.n += 1
-                    pos.event = slow
-                    yield slow
+            if too_big:
+                raise _too_big(provider)
 
     pending = "".join(parts)
     tail = decode(b"", True)
@@ -216,6 +186,49 @@ def iter_sse(
             pos.event = last
             yield last
     pos.done = True
+
+
+def _to_lf(text: str, skip_lf: bool) -> tuple[str, bool]:
+    """One read with its line ends made LF, and whether it ended in a CR (then an LF that
+    starts the next read is the second half of that line end, not a blank line)."""
+    if skip_lf and text[0] == "\n":
+        text = text[1:]
+    if "\r" not in text:
+        return text, False
+    return text.replace("\r\n", "\n").replace("\r", "\n"), text[-1] == "\r"
+
+
+def _frames(block: str, fast: Callable[[str], Any] | None, provider: str) -> tuple[list[SSEEvent], bool]:
+    """The events of the whole frames in one read (``block``: frames cut on blank lines), and
+    whether a frame after them was too big to read (the events before it are still handed out
+    first). Two shapes take a fast path: one ``data:`` line, and one ``event:`` line with one
+    ``data:`` line (Anthropic, Responses); any other frame is read line by line. A list, not a
+    generator: this is the hot path, and a list costs less per event than delegating."""
+    Event = SSEEvent
+    out: list[SSEEvent] = []
+    add = out.append
+    for frame in block.split("\n\n"):
+        if frame[:6] == "data: " and "\n" not in frame:
+            ev = Event(None, frame[6:], fast)
+        elif (
+            (cut3 := frame.partition("\ndata: "))[1]
+            and frame[:6] == "event:"
+            and "\n" not in cut3[2]
+            and "\n" not in cut3[0]
+        ):  # "event: name" + one data line: what _slow_frame would make of it
+            ev = Event(cut3[0][6:].strip(), cut3[2], fast)
+        elif not frame:
+            continue
+        else:
+            if len(frame) > MAX_FRAME_BYTES:
+                return out, True
+            slow = _slow_frame(frame, provider)
+            if slow is None:
+                continue
+            slow.fast = fast  # its data is lines of this text joined by LFs
+            ev = slow
+        add(ev)
+    return out, False
 
 
 def iter_json_array(chunks: Iterable[bytes], provider: str = "stream") -> Iterator[Any]:

@@ -24,7 +24,6 @@ reads it to learn exactly what the model was told, so it is shown as written.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shlex
@@ -35,6 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..core.html import esc
 from ..core.messages import AssistantMessage, Message, SystemMessage, ToolMessage, text_of
 from ..core.repair import (
     ADDED_RESULT,
@@ -79,11 +79,6 @@ _ERROR_BADGE = '<span class="pk-badge pk-bad">error</span>'
 # a provider's own place in the request it received: Anthropic's messages.5, Gemini's
 # contents[5], the Responses API's input[5]
 _WIRE_PATH = re.compile(r"\b(messages|contents|input)(?:\.|\[)(\d+)\]?")
-
-
-def esc(value: Any) -> str:
-    """Escaped text; None becomes nothing (a page never says "None")."""
-    return "" if value is None else html.escape(str(value), quote=True)
 
 
 def scoped(text: str, prefix: str) -> str:

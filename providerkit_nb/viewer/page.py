@@ -23,7 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .cards import KIND_LABELS, Finding, NestedPage, Page, Row, esc, scoped, why_html
+from ..core.html import esc
+from .cards import KIND_LABELS, Finding, NestedPage, Page, Row, scoped, why_html
 from .report_js import JS
 from .style import CSS
 from .timeline import session_timeline

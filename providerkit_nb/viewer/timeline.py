@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..core.html import esc
 from ..core.repair import INTERRUPTED_MAY_HAVE_RUN, INTERRUPTED_READ_ONLY, INTERRUPTED_STOPPED
-from .cards import duration_text, esc, parse_time
+from .cards import duration_text, parse_time
 from .style import CSS
 
 __all__ = ["STEP_KINDS", "timeline_html", "repair_texts_html", "lost_html", "session_timeline"]

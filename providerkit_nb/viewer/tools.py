@@ -21,8 +21,9 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from html import escape
 from typing import Any
+
+from ..core.html import esc
 
 __all__ = ["Layout", "layout", "Fold", "Colour"]
 
@@ -41,11 +42,6 @@ class Layout:
     gist: str
     body: str
     result: str | None = None
-
-
-def esc(text: str) -> str:
-    """Transcript text made safe for HTML (quotes too: it also goes into attributes)."""
-    return escape(text, quote=True)
 
 
 PAGE_CODE_CHARS = 20_000  # characters of code a page colours (about 500 lines; the rest plain)

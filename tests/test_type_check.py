@@ -53,3 +53,44 @@ def test_mypy_reports_a_misspelt_pk_name(tmp_path: Path) -> None:
         'Module has no attribute "Conversaton"; maybe "Conversation"?  [attr-defined]',
         'Module has no attribute "FilePart"  [attr-defined]',
     ], run.stdout + run.stderr
+
+
+def _strict_errors(tmp_path: Path, source: str) -> list[str]:
+    script = tmp_path / "user_dicts.py"
+    script.write_text(source, encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent",
+         "--cache-dir", str(tmp_path / "cache"), str(script)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert "Found" in run.stdout or "Success" in run.stdout, run.stdout + run.stderr
+    return [line.split(": error: ", 1)[1] for line in run.stdout.splitlines() if ": error: " in line]
+
+
+def test_message_dicts_a_user_passes_are_typed_as_the_canonical_json(tmp_path: Path) -> None:
+    """Where a message is taken, a pasted dict is checked against the canonical JSON of the
+    design (a bare ``dict`` once let any misspelling through): right shapes pass ``--strict``,
+    a misspelt role or a field of the wrong type is an error that names it."""
+    good = (
+        "import providerkit_nb as pk\n"
+        "store = pk.MemoryStore()\n"
+        "store.save('c', {'role': 'user', 'content': 'hi'})\n"
+        "store.save('c', {'role': 'assistant', 'content': '', 'tool_calls': "
+        "[{'id': 'c1', 'name': 'look', 'arguments': '{}'}]})\n"
+        "store.save('c', {'role': 'tool', 'tool_call_id': 'c1', 'name': 'look', 'content': 'ok'})\n"
+        "store.save_step('c', [{'role': 'system', 'content': 'terse'}, "
+        "{'role': 'user', 'content': [{'type': 'text', 'text': 'this?'}]}])\n"
+        "def ask(p: pk.Provider) -> pk.Turn:\n"
+        "    return p.complete([{'role': 'user', 'content': 'hi'}])\n"
+    )
+    assert _strict_errors(tmp_path, good) == []
+    bad = (
+        "import providerkit_nb as pk\n"
+        "store = pk.MemoryStore()\n"
+        "store.save('c', {'role': 'usr', 'content': 'hi'})\n"
+        "store.save('c', {'role': 'tool', 'tool_call_id': 'c1', 'name': 'look', 'content': 3})\n"
+    )
+    errors = _strict_errors(tmp_path, bad)
+    assert len(errors) == 2, errors
+    assert all("arg-type" in e for e in errors), errors

@@ -76,7 +76,8 @@ def _open_store(store: Any) -> Store:
             f"store must be a store (pk.NotebookStore(), pk.MemoryStore(), providerkit_nb.store.PostgresStore(dsn)) "
             f"or the path of a SQLite file, got {type(store).__name__}"
         )
-    return store
+    checked: Store = store
+    return checked
 
 
 @dataclass(slots=True)

@@ -166,8 +166,8 @@ def _run_all(
                               rerun_read_only=rerun_read_only)] = i
         for f in as_completed(futures):
             i = futures[f]
-            rows[i] = _row_of(f, tasks[i][0])
-            if rows[i]["outcome"] in ("failed", "busy"):  # type: ignore[index]
+            row = rows[i] = _row_of(f, tasks[i][0])
+            if row["outcome"] in ("failed", "busy"):
                 failed += 1
             if bar is not None:
                 bar.update(1)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .messages import AssistantMessage, Message, ToolMessage, text_of
+from .messages import AssistantMessage
 from .text_calls import text_calls
 
 # what every view says of a finished turn whose server sent no usage (never a zero)
@@ -76,16 +76,6 @@ def turn_html(turn: Any, *, live: bool = False) -> str:
                      f"{esc(n.text)}</div>")
     parts.append("</div>")
     return "".join(parts)
-
-
-def message_line(m: Message) -> str:
-    if isinstance(m, ToolMessage):
-        return f"tool {m.name} [{m.tool_call_id}]: {preview(m.content)}"
-    if isinstance(m, AssistantMessage):
-        calls = ", ".join(f"{c.name}#{c.id}" for c in m.tool_calls or [])
-        text = preview(m.content)
-        return f"assistant: {text}" + (f" -> {calls}" if calls else "")
-    return f"{m.role}: {preview(text_of(m))}"
 
 
 def repaired_html(repaired: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, TypedDict
 
 from .errors import (
     MessageFormatError,  # noqa: F401 (defined at the bottom, kept importable here)
@@ -30,6 +30,8 @@ __all__ = [
     "AssistantMessage",
     "ToolMessage",
     "Message",
+    "MessageJSON",
+    "MessageInput",
     "message_from_dict",
     "MessageFormatError",
     "dumps",
@@ -352,6 +354,73 @@ class ToolMessage:
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 
+# --------------------------------------------------------------------------- JSON form
+# The canonical JSON of DESIGN.md as types a checker can follow: what a user may pass where a
+# message is expected (a pasted dict is checked by ``message_from_dict`` all the same).
+
+
+class TextPartJSON(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ImagePartJSON(TypedDict):
+    type: Literal["image"]
+    mime_type: str
+    data: str
+
+
+class FilePartJSON(TypedDict):
+    type: Literal["file"]
+    mime_type: str
+    data: str
+    name: NotRequired[str]
+
+
+class ToolCallJSON(TypedDict):
+    id: str
+    name: str
+    arguments: str
+    thought_signature: NotRequired[str]
+
+
+class ReasoningItemsJSON(TypedDict):
+    provider: str
+    items: list[Any]
+
+
+class SystemMessageJSON(TypedDict):
+    role: Literal["system"]
+    content: str
+
+
+class UserMessageJSON(TypedDict):
+    role: Literal["user"]
+    content: str | list[TextPartJSON | ImagePartJSON | FilePartJSON]
+
+
+class AssistantMessageJSON(TypedDict):
+    role: Literal["assistant"]
+    content: NotRequired[str]
+    reasoning: NotRequired[str]
+    reasoning_details: NotRequired[list[Any]]
+    reasoning_items: NotRequired[ReasoningItemsJSON]
+    tool_calls: NotRequired[list[ToolCallJSON]]
+
+
+class ToolMessageJSON(TypedDict):
+    role: Literal["tool"]
+    tool_call_id: str
+    name: str
+    content: str
+    images: NotRequired[list[ImagePartJSON]]
+
+
+MessageJSON = SystemMessageJSON | UserMessageJSON | AssistantMessageJSON | ToolMessageJSON
+MessageInput = Message | MessageJSON
+"""A message object or its canonical JSON dict: what every call that takes messages accepts."""
+
+
 _BY_ROLE: dict[str, Any] = {
     "system": SystemMessage,
     "user": UserMessage,
@@ -486,7 +555,7 @@ def text_of(message: Message) -> str:
     return "".join(p.text for p in c if isinstance(p, TextPart))
 
 
-def ensure_messages(messages: Sequence[Message | dict[str, Any]]) -> list[Message]:
+def ensure_messages(messages: Sequence[MessageInput | dict[str, Any]]) -> list[Message]:
     """Accept canonical dicts or message objects alike (notebook users paste dicts)."""
     out: list[Message] = []
     for i, m in enumerate(messages):

@@ -52,7 +52,7 @@ def renamed_init_keywords(**renames: str) -> Callable[[type[_T]], type[_T]]:
 
     def wrap(cls: type[_T]) -> type[_T]:
         init = renamed_keywords(cls.__name__, **renames)(cls.__init__)
-        cls.__init__ = init  # type: ignore[method-assign]
+        cls.__init__ = init  # type: ignore[method-assign]  # the wrapped __init__, same signature
         return cls
 
     return wrap

@@ -489,7 +489,7 @@ class TurnAssembler:
 
 def _attach_partial(exc: BaseException, asm: TurnAssembler) -> None:
     try:
-        exc.partial = asm.snapshot()  # type: ignore[attr-defined]
+        exc.partial = asm.snapshot()  # type: ignore[attr-defined]  # any exception carries the turn so far
     except Exception:  # pragma: no cover - an exception type that refuses attributes
         pass
 

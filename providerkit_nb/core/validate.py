@@ -48,7 +48,7 @@ def check(messages: Sequence[Message | dict[str, Any]]) -> list[Problem]:
             )
         )
     for i, pos, new in ((i, p, n) for i, d in a.renamed_calls.items() for p, n in d.items()):
-        c = msgs[i].tool_calls[pos]  # type: ignore[union-attr,index]
+        c = msgs[i].tool_calls[pos]  # type: ignore[union-attr,index]  # the analysis indexes assistant calls
         found.append(
             Problem(
                 DUPLICATE_ID,
@@ -58,9 +58,9 @@ def check(messages: Sequence[Message | dict[str, Any]]) -> list[Problem]:
             )
         )
     for i, positions in a.dangling.items():
-        calls = msgs[i].tool_calls  # type: ignore[union-attr]
+        calls = msgs[i].tool_calls  # type: ignore[union-attr]  # the analysis indexes assistant calls
         for pos in positions:
-            c = calls[pos]  # type: ignore[index]
+            c = calls[pos]  # type: ignore[index]  # a position among them
             found.append(
                 Problem(
                     DANGLING_CALL,
@@ -71,7 +71,7 @@ def check(messages: Sequence[Message | dict[str, Any]]) -> list[Problem]:
             )
     for i, why in a.unmatched.items():
         m = msgs[i]
-        cid = m.tool_call_id  # type: ignore[union-attr]
+        cid = m.tool_call_id  # type: ignore[union-attr]  # unmatched: tool messages only
         if why == ORPHAN:
             text = f"tool result for {cid!r} has no call with that id anywhere in the history"
         elif why == DUPLICATE_RESULT:

@@ -220,9 +220,9 @@ def _blocks(content: list[Any]) -> tuple[list[str], list[ImagePart], list[str]]:
             uri = str(getattr(res, "uri", ""))
             mime = getattr(res, "mime_type", None) or "application/octet-stream"
             if getattr(res, "text", None) is not None:
-                texts.append(f"[resource {uri}]\n{res.text}")  # type: ignore[union-attr]
+                texts.append(f"[resource {uri}]\n{res.text}")  # type: ignore[union-attr]  # has text: not None
             elif mime.startswith("image/") and getattr(res, "blob", None):
-                image(mime, str(res.blob))  # type: ignore[union-attr]
+                image(mime, str(res.blob))  # type: ignore[union-attr]  # has a blob: not None
             else:
                 size = len(base64.b64decode(getattr(res, "blob", "") or "", validate=False))
                 notes.append(f"[resource {uri}: {mime}, {size} bytes, not shown]")

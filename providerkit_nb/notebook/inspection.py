@@ -71,7 +71,8 @@ class Inspection(_analysis.Findings):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The widget, plus static HTML and text a saved or exported notebook keeps."""
-        return self.view._repr_mimebundle_(include, exclude)
+        bundle: dict[str, Any] = self.view._repr_mimebundle_(include, exclude)
+        return bundle
 
     def _ipython_display_(self) -> None:
         """The view's two outputs (static cards, then the widget)."""

@@ -222,34 +222,12 @@ class HistoryView:
     def messages(self) -> list[Message]:
         return list(self._messages)
 
-    def frame(self) -> pd.DataFrame:
-        """The history as stored (every row)."""
-        return frames.history_frame(self._messages)
-
-    def repaired_frame(self) -> pd.DataFrame:
-        if self.repaired is None:
-            return frames.history_frame([])
-        return frames.history_frame(self.repaired.messages)
-
     def changes_frame(self) -> pd.DataFrame:
         return frames.changes_frame(self.repaired) if self.repaired else frames.changes_frame(Repaired([]))
 
     def interrupted_frame(self) -> pd.DataFrame:
         tools = getattr(self.conversation, "tools", None)
         return frames.interrupted_frame(self.repaired or Repaired([]), tools)
-
-    def highlights(self) -> dict[int, str]:
-        """Row index after repair -> kind of change, for the rows repair touched."""
-        return self._marks(self.repaired, after=True) if self.repaired is not None else {}
-
-    @staticmethod
-    def _marks(repaired: Repaired, *, after: bool) -> dict[int, str]:
-        marks: dict[int, str] = {}
-        for c in repaired.changes:
-            idx = c.index_after if after else c.index_before
-            if idx is not None and idx >= 0:
-                marks.setdefault(int(idx), str(c.kind))
-        return marks
 
     def cards_page(self) -> Page:
         """The viewer's cards and findings for the history (repaired, or as repair would do it)."""
@@ -414,7 +392,8 @@ class HistoryView:
         if mark is None:
             return "not run"
         kind = mark.detail.get("kind")
-        return {"finished": "done" if kind == "ok" else str(kind), "stopped": "stopped"}.get(mark.state, mark.state)
+        state: str = mark.state
+        return {"finished": "done" if kind == "ok" else str(kind), "stopped": "stopped"}.get(state, state)
 
     def settle(self, call_id: str, how: str, note: str | None = None) -> Any:
         """One of the three actions on an interrupted call (see ``Conversation.settle``); what

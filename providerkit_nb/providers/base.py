@@ -19,7 +19,7 @@ from typing import Any, ClassVar, cast
 
 from ..core.errors import ErrorKind, ProviderError
 from ..core.json_input import JsonInputError, read_json
-from ..core.messages import Message, ensure_messages, strip_reasoning
+from ..core.messages import Message, MessageInput, ensure_messages, strip_reasoning
 from ..core.repair import repair_history
 from ..core.tools import ToolDefinition
 from ..core.turn import (
@@ -158,7 +158,7 @@ class Provider:
 
     def create_stream(
         self,
-        messages: Sequence[Message | dict],
+        messages: Sequence[MessageInput],
         tools: Sequence[ToolDefinition] | None = None,
         *,
         session_id: str | None = None,
@@ -185,7 +185,7 @@ class Provider:
 
     def complete(
         self,
-        messages: Sequence[Message | dict],
+        messages: Sequence[MessageInput],
         tools: Sequence[ToolDefinition] | None = None,
         **options: Any,
     ) -> Turn:
@@ -348,7 +348,7 @@ class WireProvider(Provider):
     def session_for(self, opts: CallOptions) -> str:
         return opts.session_id or self.instance_session_id
 
-    def prepare(self, messages: Sequence[Message | dict], opts: CallOptions | None = None) -> list[Message]:
+    def prepare(self, messages: Sequence[MessageInput], opts: CallOptions | None = None) -> list[Message]:
         """Every adapter repairs what it sends (without is_read_only: only the caller knows).
         With ``opts``, replayed reasoning is stripped for a thinking-off turn (effort "none",
         unless ``strip_reasoning=False``) or when ``strip_reasoning=True``."""
@@ -471,7 +471,7 @@ class WireProvider(Provider):
 
     def complete(
         self,
-        messages: Sequence[Message | dict],
+        messages: Sequence[MessageInput],
         tools: Sequence[ToolDefinition] | None = None,
         **options: Any,
     ) -> Turn:

@@ -46,7 +46,8 @@ def wire_class(wire: str) -> type[WireProvider]:
     except KeyError:
         raise ValueError(f"unknown wire {wire!r}; known wires: {sorted(WIRES)}") from None
     try:
-        return getattr(importlib.import_module(module), name)
+        cls: type[WireProvider] = getattr(importlib.import_module(module), name)
+        return cls
     except (ImportError, AttributeError) as exc:
         raise ImportError(f"the {wire} wire is not available in this build ({exc})") from exc
 

@@ -77,7 +77,8 @@ def _read_frame(data: str) -> tuple[Any, int]:
     """One frame's JSON and where it ends by the standard library, for what orjson refused or
     was not trusted with."""
     try:
-        return _SCAN(data, 0)
+        found: tuple[Any, int] = _SCAN(data, 0)
+        return found
     except (StopIteration, ValueError, RecursionError):
         return _loads_or_none(data), len(data)
 

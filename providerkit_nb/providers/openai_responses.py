@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.errors import ErrorKind, ProviderError
-from ..core.messages import Message
+from ..core.messages import Message, MessageInput
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -242,7 +242,7 @@ class ResponsesProvider(WireProvider):
             headers["chatgpt-account-id"] = self.account_id
         return WireRequest(join_url(self.base_url, self.path), headers, body, stream=stream or chatgpt)
 
-    def complete(self, messages: Sequence[Message | dict], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
+    def complete(self, messages: Sequence[MessageInput], tools: Sequence[ToolDefinition] | None = None, **options: Any) -> Turn:
         if self.backend == "chatgpt":  # the backend only streams
             return collect_turn(self.create_stream(messages, tools, **options))
         return super().complete(messages, tools, **options)

@@ -37,7 +37,7 @@ from ..core.errors import (  # noqa: F401 (defined at the bottom, kept importabl
 from ..core.fastjson import loads as fast_loads
 from ..core.fastjson import loads_utf8
 from ..core.json_input import read_json
-from ..core.messages import Message, message_from_dict
+from ..core.messages import Message, MessageInput, message_from_dict
 from ..core.turn import Turn
 from .call_marks import CallMark, decode_mark, encode_mark
 from .corrupt import LoadedMessages, SkippedRow, StoreCorruptWarning, check_on_corrupt, skipped_note
@@ -83,9 +83,9 @@ __all__ = [
 class Store(Protocol):
     """What every store offers. ``save`` is durable when it returns."""
 
-    def save(self, conversation_id: str, message: Message | dict) -> SavedMessage: ...
+    def save(self, conversation_id: str, message: MessageInput) -> SavedMessage: ...
     def save_step(
-        self, conversation_id: str, messages: Sequence[Message | dict], *,
+        self, conversation_id: str, messages: Sequence[MessageInput], *,
         marks: Iterable[tuple[str, str] | tuple[str, str, dict[str, Any] | None]] = (),
     ) -> list[SavedMessage]: ...
     def load(self, conversation_id: str, *, on_corrupt: str = "raise") -> list[Message]: ...
@@ -149,7 +149,7 @@ class BaseStore:
 
     # ---- messages
 
-    def save(self, conversation_id: str, message: Message | dict) -> SavedMessage:
+    def save(self, conversation_id: str, message: MessageInput) -> SavedMessage:
         """Append one message; durable when this returns. Never skips a duplicate (see
         ``SavedMessage.duplicate_of``)."""
         text, digest = encode_message(message)
@@ -158,7 +158,7 @@ class BaseStore:
     def save_step(
         self,
         conversation_id: str,
-        messages: Sequence[Message | dict],
+        messages: Sequence[MessageInput],
         *,
         marks: Iterable[tuple[str, str] | tuple[str, str, dict[str, Any] | None]] = (),
     ) -> list[SavedMessage]:
@@ -523,7 +523,7 @@ def _sound(body: object, digest: str, index: int) -> Message | None:
     and a valid message holds numbers only inside its reasoning payloads: a row with one of
     those is parsed again by ``fastjson.loads``, which is exact."""
     try:
-        raw = body if type(body) is bytes else body.encode()  # type: ignore[attr-defined]
+        raw = body if type(body) is bytes else body.encode()  # type: ignore[attr-defined]  # a str, or it raises and the row takes the checked path
         if _sha256(raw).hexdigest() != digest:
             return None
         d = loads_utf8(raw)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.json_input import JsonInputError, read_json
-from ..core.messages import Message, message_from_dict
+from ..core.messages import Message, MessageInput, message_from_dict
 from .records import ConversationMeta, StoredMessage, encode_message, now_utc
 
 __all__ = ["read_jsonl", "write_jsonl", "JsonlData", "write_records", "LineReader", "Record", "whole_record"]
@@ -108,7 +108,7 @@ def write_records(
 
 def write_jsonl(
     target: str | Path | IO[str],
-    data: Sequence[Message | dict] | Mapping[str, Sequence[Message | dict]],
+    data: Sequence[MessageInput] | Mapping[str, Sequence[MessageInput]],
     *,
     conversation_id: str = DEFAULT_ID,
     meta: Mapping[str, ConversationMeta] | None = None,

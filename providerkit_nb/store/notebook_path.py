@@ -51,7 +51,8 @@ def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
             for s in sessions:
                 if (s.get("kernel") or {}).get("id") == kernel_id and s.get("path"):
                     root = Path(info.get("root_dir") or info.get("notebook_dir") or ".")
-                    return (root / s["path"]).resolve()
+                    found: Path = (root / s["path"]).resolve()
+                    return found
     except Exception:
         return None
     return None

@@ -36,59 +36,28 @@ from .base import (
     newest_first,
     now_utc,
 )
+from .migrations import statements
 
 __all__ = ["PostgresStore", "MIGRATIONS"]
 
 _MIGRATION_LOCK = 0x706B6E62  # advisory lock key held while migrating
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE providerkit_messages (
-            conversation_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            hash TEXT NOT NULL,
-            body TEXT NOT NULL,
-            PRIMARY KEY (conversation_id, seq)
-        )""",
-        "CREATE INDEX providerkit_messages_by_hash ON providerkit_messages (conversation_id, hash, seq)",
-        """CREATE TABLE providerkit_conversations (
-            id TEXT PRIMARY KEY,
-            session_id TEXT,
-            title TEXT,
-            model TEXT,
-            tags TEXT NOT NULL DEFAULT '[]',
-            updated_at TIMESTAMPTZ NOT NULL
-        )""",
-        """CREATE TABLE providerkit_lost_turns (
-            id BIGSERIAL PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            error TEXT NOT NULL,
-            turn TEXT NOT NULL
-        )""",
-        "CREATE INDEX providerkit_lost_turns_by_conversation ON providerkit_lost_turns (conversation_id, id)",
-    ),
-    (  # call marks: whether a call waits for a person's approval or has started
-        """CREATE TABLE IF NOT EXISTS providerkit_call_marks (
-            conversation_id TEXT NOT NULL,
-            call_id TEXT NOT NULL,
-            state TEXT NOT NULL,
-            detail TEXT NOT NULL DEFAULT '{}',
-            updated_at TIMESTAMPTZ NOT NULL,
-            PRIMARY KEY (conversation_id, call_id)
-        )""",
-    ),
-    (  # usage per turn, kept with the history so the frames read it back after a restart
-        """CREATE TABLE IF NOT EXISTS providerkit_turn_usage (
-            id BIGSERIAL PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            created_at TIMESTAMPTZ NOT NULL,
-            record TEXT NOT NULL
-        )""",
-        "CREATE INDEX IF NOT EXISTS providerkit_turn_usage_by_conversation ON providerkit_turn_usage (conversation_id, id)",
-    ),
-)
+# Migration i + 1's statements (store/migrations.py numbers and names them for both stores):
+# MIGRATIONS[i] takes the schema recorded in providerkit_schema from i to i + 1.
+MIGRATIONS: tuple[tuple[str, ...], ...] = statements("postgres")
+
+# Before the numbering was shared, this store counted only its own three migrations: a database
+# whose highest recorded version is 3 was written then, and holds what shared migration 6 does
+# (2 and 1 meant the same then as now). A store of this version always records up to at least
+# 6 in one transaction, so a 3 is never its own. Such a database is read as its shared number
+# and left as it is (an older providerkit_nb still opens it).
+_BEFORE_SHARED_NUMBERS = {3: 6}
+
+
+def _shared_version(recorded: int) -> int:
+    """The shared migration number of the highest version a database records."""
+    return _BEFORE_SHARED_NUMBERS.get(recorded, recorded)
+
 
 _INSERT = """
 INSERT INTO providerkit_messages (conversation_id, seq, created_at, hash, body)
@@ -201,7 +170,7 @@ class PostgresStore(BaseStore):
             row = self._conn.execute("SELECT max(version) FROM providerkit_schema").fetchone()
         except self._pg.Error:
             return False  # no tables yet (or no schema): the migration path creates them
-        return row is not None and row[0] == len(MIGRATIONS)
+        return row is not None and row[0] is not None and _shared_version(row[0]) == len(MIGRATIONS)
 
     def _migrate(self) -> None:
         sql = self._pg.sql
@@ -215,7 +184,7 @@ class PostgresStore(BaseStore):
                 cur.execute(sql.SQL("SET search_path TO {}").format(ident))  # for the session
             cur.execute("CREATE TABLE IF NOT EXISTS providerkit_schema (version INTEGER NOT NULL)")
             cur.execute("SELECT max(version) FROM providerkit_schema")
-            version = cur.fetchone()[0] or 0
+            version = _shared_version(cur.fetchone()[0] or 0)
             if version > len(MIGRATIONS):
                 raise StoreVersionError(
                     f"{self!r}: the tables were written by a newer providerkit_nb (schema "
@@ -231,7 +200,7 @@ class PostgresStore(BaseStore):
     def schema_version(self) -> int:
         with self._cursor("read the schema version") as cur:
             cur.execute("SELECT max(version) FROM providerkit_schema")
-            return int(cur.fetchone()[0] or 0)
+            return _shared_version(int(cur.fetchone()[0] or 0))
 
     # ---- primitives
 
@@ -287,7 +256,8 @@ class PostgresStore(BaseStore):
                 "SELECT seq, hash, body FROM providerkit_messages WHERE conversation_id = %s ORDER BY seq",
                 (conversation_id,),
             )
-            return cur.fetchall()
+            rows: list[tuple[int, str, str]] = cur.fetchall()
+            return rows
 
     def records(self, conversation_id: str) -> list[StoredMessage]:
         with self._cursor("load a conversation") as cur:
@@ -318,7 +288,7 @@ class PostgresStore(BaseStore):
     def _delete(self, conversation_id: str) -> int:
         with self._cursor("delete a conversation", transaction=True) as cur:
             cur.execute("DELETE FROM providerkit_messages WHERE conversation_id = %s", (conversation_id,))
-            n = cur.rowcount
+            n: int = cur.rowcount
             cur.execute("DELETE FROM providerkit_conversations WHERE id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_lost_turns WHERE conversation_id = %s", (conversation_id,))
             cur.execute("DELETE FROM providerkit_call_marks WHERE conversation_id = %s", (conversation_id,))

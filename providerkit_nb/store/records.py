@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.errors import MessageFormatError
 from ..core.json_input import read_json
-from ..core.messages import Message, dump_message, message_from_dict
+from ..core.messages import Message, MessageInput, dump_message, message_from_dict
 from ..core.turn import Turn
 
 __all__ = [
@@ -194,7 +194,7 @@ class ImportResult:
         return sum(self.added.values())
 
 
-def encode_message(message: Message | dict) -> tuple[str, str]:
+def encode_message(message: MessageInput) -> tuple[str, str]:
     """(canonical JSON text, sha256 hex) of one message; a dict is validated first."""
     if isinstance(message, dict):
         message = message_from_dict(message)

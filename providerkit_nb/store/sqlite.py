@@ -45,98 +45,19 @@ from .base import (
     now_utc,
 )
 from .guard import FileGuard
+from .migrations import APPLICATION_ID, statements
 from .notebook_path import beside_notebook
 from .room import no_room_reason, no_room_text
 
 __all__ = ["NotebookStore", "MIGRATIONS", "APPLICATION_ID", "default_path"]
 
-APPLICATION_ID = 0x706B6E62  # "pknb": marks a SQLite file as a providerkit store
 SQLITE_MAGIC = b"SQLite format 3\x00"
 DEFAULT_NAME = "providerkit.sqlite"
 SUFFIX = ".providerkit.sqlite"
 
-# Numbered migrations: MIGRATIONS[i] takes user_version i to i + 1. Append only; never edit one
-# that has shipped.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        f"PRAGMA application_id = {APPLICATION_ID}",
-        """CREATE TABLE messages (
-            id INTEGER PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            body TEXT NOT NULL,
-            duplicate_of INTEGER,
-            UNIQUE (conversation_id, seq)
-        )""",
-        "CREATE INDEX messages_by_hash ON messages (conversation_id, hash, seq)",
-        """CREATE TABLE conversations (
-            id TEXT PRIMARY KEY,
-            session_id TEXT,
-            title TEXT,
-            model TEXT,
-            tags TEXT NOT NULL DEFAULT '[]',
-            updated_at TEXT NOT NULL
-        )""",
-        """CREATE TABLE lost_turns (
-            id INTEGER PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            error TEXT NOT NULL,
-            turn TEXT NOT NULL
-        )""",
-        "CREATE INDEX lost_turns_by_conversation ON lost_turns (conversation_id, id)",
-    ),
-    (  # call marks: whether a call waits for a person's approval or has started
-        """CREATE TABLE IF NOT EXISTS call_marks (
-            conversation_id TEXT NOT NULL,
-            call_id TEXT NOT NULL,
-            state TEXT NOT NULL,
-            detail TEXT NOT NULL DEFAULT '{}',
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (conversation_id, call_id)
-        )""",
-    ),
-    (  # duplicates are found from each store object's hash map, not from an index
-        "DROP INDEX IF EXISTS messages_by_hash",
-    ),
-    (  # usage per turn, kept with the history so the frames read it back after a restart
-        """CREATE TABLE IF NOT EXISTS turn_usage (
-            id INTEGER PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            record TEXT NOT NULL
-        )""",
-        "CREATE INDEX IF NOT EXISTS turn_usage_by_conversation ON turn_usage (conversation_id, id)",
-    ),
-    (  # ... and, before a store object has read a conversation, from this index: the
-       # first save to a long conversation looks up one hash instead of reading every row
-        "CREATE INDEX IF NOT EXISTS messages_by_hash ON messages (conversation_id, hash, seq)",
-    ),
-    (  # a leaner layout: one index instead of two. (conversation_id, seq, h8), h8 being the
-       # first 60 bits of the hash, finds a conversation's rows in order, its last seq, and
-       # (reading only the index) a row with a given hash: a save updates two b-trees instead
-       # of three. The seq is kept unique by the statements that insert (each under SQLite's
-       # write lock), so the table is rebuilt without its UNIQUE constraint.
-        """CREATE TABLE messages_v6 (
-            id INTEGER PRIMARY KEY,
-            conversation_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            created_at TEXT NOT NULL,
-            hash TEXT NOT NULL,
-            h8 INTEGER NOT NULL,
-            body TEXT NOT NULL,
-            duplicate_of INTEGER
-        )""",
-        "INSERT INTO messages_v6 (id, conversation_id, seq, created_at, hash, h8, body, duplicate_of) "
-        "SELECT id, conversation_id, seq, created_at, hash, coalesce(h8(hash), 0), body, duplicate_of "
-        "FROM messages ORDER BY id",
-        "DROP TABLE messages",
-        "ALTER TABLE messages_v6 RENAME TO messages",
-        "CREATE INDEX messages_by_seq ON messages (conversation_id, seq, h8)",
-    ),
-)
+# Migration i + 1's statements (store/migrations.py numbers and names them for both stores):
+# MIGRATIONS[i] takes user_version i to i + 1.
+MIGRATIONS: tuple[tuple[str, ...], ...] = statements("sqlite")
 
 
 def h8(digest: str) -> int | None:

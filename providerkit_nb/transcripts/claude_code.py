@@ -423,7 +423,7 @@ def _through_every_line(parent: dict[str, str | None], leaf: str | None, seen: l
         up = parent.get(at, _MISSING)
         if up is _MISSING:
             return False
-        at = up  # type: ignore[assignment]
+        at = up  # type: ignore[assignment]  # not the _MISSING sentinel: a uuid string (checked above)
     return False
 
 

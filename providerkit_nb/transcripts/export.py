@@ -62,7 +62,7 @@ def export(
     if format in ("claude_code", "codex", "opencode"):  # a new session of the coding agent, beside the original
         from .writeback import write_session
 
-        return write_session(messages, format)  # type: ignore[return-value]
+        return write_session(messages, format)  # type: ignore[return-value]  # these formats write a session, not a list (the docstring says so)
     msgs, pending = _history(messages, pending)
     if format not in EXPORT_FORMATS:
         raise ValueError(f"unknown export format {format!r}; one of {', '.join(EXPORT_FORMATS)}")

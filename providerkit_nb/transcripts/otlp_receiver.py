@@ -214,7 +214,8 @@ def _from_protobuf(kind: str, body: bytes) -> dict[str, Any]:
         req.ParseFromString(body)
     except DecodeError as exc:
         raise _Refused(400, f"the body is not an OTLP protobuf {kind} request ({exc})") from exc
-    return _hex_ids(MessageToDict(req, use_integers_for_enums=True))
+    parsed: dict[str, Any] = _hex_ids(MessageToDict(req, use_integers_for_enums=True))
+    return parsed
 
 
 def _hex_ids(obj: Any) -> Any:

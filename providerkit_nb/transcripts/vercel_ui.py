@@ -103,8 +103,8 @@ def _user(parts: list[dict[str, Any]], t: Transcript) -> UserMessage:
     for p in parts:
         if p["type"] == "text":
             content.append(TextPart(str(p.get("text") or "")))
-        elif p["type"] == "file" and _data_url(p.get("url")):
-            mime, data = _data_url(p.get("url"))  # type: ignore[misc]
+        elif p["type"] == "file" and (url := _data_url(p.get("url"))):
+            mime, data = url
             mime = p.get("mediaType") or mime
             if mime in IMAGE_MIME_TYPES:
                 content.append(ImagePart(mime, data))

@@ -204,7 +204,8 @@ def _find_error_obj(data: Any) -> dict[str, Any] | None:
         return None
     resp = data.get("response")
     if isinstance(resp, dict) and isinstance(resp.get("error"), dict):
-        return resp["error"]
+        found: dict[str, Any] = resp["error"]
+        return found
     err = data.get("error")
     if isinstance(err, dict):
         return err

@@ -107,7 +107,7 @@ def _httpx_backend_class() -> Any:
             self._inner = inner
 
         def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-            data = self._inner.read(max_bytes, timeout)
+            data: bytes = self._inner.read(max_bytes, timeout)
             if data:
                 a = current_attempt()
                 if a is not None:

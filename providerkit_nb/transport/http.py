@@ -319,7 +319,8 @@ def make_sender(transport: Any = None) -> Sender:
     if transport == "requests":
         return RequestsSender()
     if hasattr(transport, "send") and hasattr(transport, "name") and hasattr(transport, "close") and not _is_httpx(transport) and not _is_requests(transport):
-        return transport
+        ready: Sender = transport
+        return ready
     if _is_requests(transport):
         return RequestsSender(transport)
     import httpx

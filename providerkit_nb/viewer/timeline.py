@@ -115,7 +115,7 @@ def _scale(times: list[datetime]) -> Callable[[datetime], float] | None:
         frac = 0.0 if sec <= 0 else min(1.0, max(0.0, (t - a).total_seconds() / sec))
         return round((at + frac * (nxt - at)) / drawn * _W, 1)
 
-    x.gaps = [(a, sec) for a, sec, _ in steps if sec > long_gap]  # type: ignore[attr-defined]
+    x.gaps = [(a, sec) for a, sec, _ in steps if sec > long_gap]  # type: ignore[attr-defined]  # the scale carries its gaps to the axis
     return x
 
 

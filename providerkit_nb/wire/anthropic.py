@@ -179,7 +179,7 @@ def thinking_plan(
 
     is_claude = model_key(model).startswith("claude-")
     if graded and not forced and not loop_without_thinking:
-        budget = min(_BUDGET[effort], (max_tokens * 4) // 5)  # type: ignore[index]
+        budget = min(_BUDGET[effort], (max_tokens * 4) // 5)  # type: ignore[index]  # graded: effort is a key of _BUDGET
         if not is_claude or budget >= _MIN_BUDGET:
             return ThinkingPlan({"thinking": {"type": "enabled", "budget_tokens": budget}}, True, False, True)
     if explicit_none and (effort is None or effort == "none" or graded):
@@ -409,7 +409,8 @@ def _write_parallel(body: dict[str, Any], value: Any, plan: AnthropicPlan) -> No
 def _effort_from(body: Mapping[str, Any]) -> str | None:
     oc = body.get("output_config") or {}
     if oc.get("effort") in EFFORTS:
-        return oc["effort"]
+        effort: str = oc["effort"]
+        return effort
     th = body.get("thinking") or {}
     if th.get("type") == "disabled":
         return "none"

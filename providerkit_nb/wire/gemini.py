@@ -494,7 +494,7 @@ def _read_choice(body: Mapping[str, Any]) -> Any:
     if mode == "NONE":
         return "none"
     if mode == "ANY":
-        allowed = fcc.get("allowedFunctionNames") or []  # type: ignore[union-attr]
+        allowed = fcc.get("allowedFunctionNames") or []  # type: ignore[union-attr]  # a dict: it had a mode
         return {"name": allowed[0]} if len(allowed) == 1 else "required"
     return None
 
@@ -876,7 +876,7 @@ def _signature_problems(i: int, m: AssistantMessage, current: int) -> list[Probl
         if c.thought_signature is not None and not _is_base64(c.thought_signature)
     ]
     if _has_own_items(m):
-        for it in m.reasoning_items.items:  # type: ignore[union-attr]
+        for it in m.reasoning_items.items:  # type: ignore[union-attr]  # _has_own_items: not None
             sig = it.get("signature") if isinstance(it, dict) else None
             if isinstance(sig, str) and not _is_base64(sig):
                 found.append(_p(CORRUPTED_SIGNATURE, i, "a Gemini reasoning item carries a signature that is not "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -112,7 +112,7 @@ def _opencode_go_effort(effort: str, model: str, provider: str) -> dict[str, Any
     return {"reasoning_effort": "high" if effort == "max" else effort}
 
 
-_EFFORT_SPELLINGS = {
+_EFFORT_SPELLINGS: dict[str, Callable[[str, str, str], dict[str, Any]]] = {
     "openai": lambda effort, model, provider: {"reasoning_effort": openai_effort_level(model, effort)},
     "deepseek": _deepseek_effort,
     "openrouter": _openrouter_effort,

@@ -637,7 +637,7 @@ class _Checking:
             self.add(MISSING_SUMMARY, k, f"Input[{k}] missing required field `summary`")
         nxt = self.items[k + 1] if k + 1 < len(self.items) else None
         nk = _kind(nxt)
-        ok = nk in _FOLLOWERS and (nk != "message" or _is_output_message(nxt))  # type: ignore[arg-type]
+        ok = nk in _FOLLOWERS and (nk != "message" or _is_output_message(nxt))  # type: ignore[arg-type]  # a kind means an item
         if not ok and nk != "reasoning":
             self.add(
                 REASONING_WITHOUT_FOLLOWER,

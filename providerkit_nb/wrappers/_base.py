@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, cast
 
-from ..core.messages import Message
+from ..core.messages import MessageInput
 from ..core.tools import ToolDefinition
 from ..core.turn import (
     Chunk,
@@ -173,7 +173,7 @@ class Ask:
     """One whole turn to ask of a provider: the caller's messages, tools and options (``changes``
     laid over them, such as another model)."""
 
-    messages: Sequence[Message | dict[str, Any]]
+    messages: Sequence[MessageInput]
     tools: Sequence[ToolDefinition] | None
     options: dict[str, Any]
 
@@ -188,7 +188,7 @@ class Policy(Provider):
 
     def complete(
         self,
-        messages: Sequence[Message | dict[str, Any]],
+        messages: Sequence[MessageInput],
         tools: Sequence[ToolDefinition] | None = None,
         **options: Any,
     ) -> Turn:

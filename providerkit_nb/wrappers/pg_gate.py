@@ -467,7 +467,7 @@ class PostgresGate:
                 "quarantine": self.quarantine, "poll": self.poll, "keepalive": self.keepalive}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["dsn"], state["name"], state["limit"],  # type: ignore[misc]
+        self.__init__(state["dsn"], state["name"], state["limit"],  # type: ignore[misc]  # unpickling: build it again
                       quarantine=state["quarantine"], poll=state["poll"],
                       keepalive=tuple(state["keepalive"]))
 

@@ -106,7 +106,7 @@ class Connection:
         else:
             from ..providers.factory import preset
 
-            p = preset(self.preset, **kw)  # type: ignore[arg-type]
+            p = preset(self.preset, **kw)  # type: ignore[arg-type]  # set when there is no factory (checked at construction)
         if not isinstance(p, Provider):
             raise TypeError(f"connection {self.name!r}: the factory must return a Provider, got {type(p).__name__}")
         return p

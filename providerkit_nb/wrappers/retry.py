@@ -99,7 +99,7 @@ class RetryProvider(Wrapper, Policy):
         wait = server_wait(err, self._clock)
         if wait is not None:
             return wait
-        return self._rng.random() * min(self.cap, self.base * 2 ** (attempt - 1))
+        return self._rng.random() * min(self.cap, self.base * 2.0 ** (attempt - 1))
 
     def _sleep_now(self, seconds: float) -> None:
         if self._sleep is not None:

@@ -242,7 +242,7 @@ class WatchdogProvider(Wrapper):
         provider = inner.provider or self.id
 
         def body(stream: RelayStream) -> Iterator[Chunk]:
-            watch = _Watch(inner, provider, self.first_byte, self.idle, self.total)  # type: ignore[arg-type]
+            watch = _Watch(inner, provider, self.first_byte, self.idle, self.total)  # type: ignore[arg-type]  # the stream the wrapped provider opened
             stream.info["watchdog"] = watch
             _monitor.add(watch)
             hold: list[Chunk] | None = [] if self.require_content else None

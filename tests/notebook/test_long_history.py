@@ -105,7 +105,7 @@ def test_huge_messages_are_cut_in_the_cards_and_kept_in_the_frame():
     view = HistoryView(history)
     assert payload_bytes(view.root) < 20_000
     assert "<b>x" not in view.cards.value and "&lt;b&gt;x" in view.cards.value  # escaped
-    assert view.frame().shape == (2, 7)  # the seven history columns
+    assert pk.history_frame(view.messages).shape == (2, 7)  # the seven history columns, kept whole
 
 
 def test_pages_and_filters_reach_every_row(long_history):

@@ -49,9 +49,9 @@ def test_repair_button_shows_repaired_rows_highlighted_by_kind():
     view = pk.HistoryView(_broken(), is_read_only=lambda n: n == "read_file")
     assert "Repair" in view.repair_button.description and view.actions.layout.display != "none"
     view.repair_button.click()
-    after = view.repaired_frame()
+    assert view.repaired is not None
     # the missing result for b, and the orphan turned into a user note
-    assert list(after["role"]) == ["system", "user", "assistant", "tool", "tool", "user"]
+    assert [m.role for m in view.repaired.messages] == ["system", "user", "assistant", "tool", "tool", "user"]
     assert view.cards.value.count(f"pk-badge pk-k-{R.ADDED_RESULT}") == 1
     assert view.cards.value.count(f"pk-badge pk-k-{R.RESULT_TO_NOTE}") == 1
     assert view.status.value.startswith("repaired: 2 change(s)") and "; 1 interrupted call(s)" in view.status.value
@@ -94,7 +94,7 @@ def test_store_browser_lists_and_shows_conversations():
     browser = StoreBrowser(store)
     assert set(browser.picker.options) == {"one", "two"}
     browser.picker.value = "two"
-    assert browser.view is not None and len(browser.view.frame()) == 5
+    assert browser.view is not None and len(browser.view.messages) == 5
     frame = browser.frame()
     assert set(frame["id"]) == {"one", "two"}
 

@@ -49,6 +49,18 @@ def require_pg() -> str:
     return os.environ[PG_ENV]
 
 
+@pytest.fixture
+def pg() -> Iterator[tuple[str, str]]:
+    """A real server's DSN and a fresh schema name on it, dropped afterwards."""
+    import psycopg
+
+    dsn = require_pg()
+    schema = f"pk_open_{uuid.uuid4().hex[:8]}"
+    yield dsn, schema
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @dataclass
 class Backing:
     """Where a store lives; ``open()`` gives a new store object on the same data."""

@@ -1,5 +1,6 @@
-"""Detection: every fixture of every format is recognised by its own detector and by no other;
-a source of no known format gets an error listing the formats tried."""
+"""Detection: every fixture of every format is recognised by its own detector and by no other
+(the loose dialects, tried last, included); a source of no known format gets an error listing the
+formats tried."""
 
 from __future__ import annotations
 
@@ -18,6 +19,31 @@ from .conftest import FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 DIRS = [FIXTURES, REPO / "notebooks" / "transcripts"]
+
+
+# The fixtures' formats, written down (the name rule below must agree, and every file is listed)
+EXPECTED = {
+    "pydantic_ai_complete.json": "pydantic_ai",
+    "pydantic_ai_tool_raised.json": "pydantic_ai",
+    "pydantic_ai_ctrl_c.json": "pydantic_ai",
+    "pydantic_ai_retry.json": "pydantic_ai",
+    "pydantic_ai_retry_legacy.json": "pydantic_ai",
+    "langchain_messages_to_dict.json": "langchain",
+    "langchain_dumpd.json": "langchain",
+    "langchain_legacy_additional_kwargs.json": "langchain",
+    "langgraph.sqlite": "langgraph_sqlite",
+    "langgraph_died.sqlite": "langgraph_sqlite",
+    "llm_logs_0.36.db": "llm_logs",
+    "llm_logs_0.31.db": "llm_logs",
+    "claude_code_killed_mid_tool.jsonl": "claude_code",
+    "codex_turn_aborted.jsonl": "codex",
+    "openai_agents_sessions.db": "openai_agents",
+    "openai_agents_custom_tables.db": "openai_agents",
+    "vercel_ui_approval.json": "vercel_ui",
+    "vercel_ui_complete.json": "vercel_ui",
+    "vercel_ui_interrupted.json": "vercel_ui",
+    "vercel_ui_tool_error.json": "vercel_ui",
+}
 
 
 def _expected(path: Path) -> str | None:
@@ -47,6 +73,13 @@ def _detectors(source: Source) -> set[str]:
         if module.detect(source, name):
             found.add(name)
     return found
+
+
+def test_every_fixture_is_listed() -> None:
+    on_disk = {p.name for p in FIXTURES.iterdir() if p.is_file() and p.name != "VERSIONS.json"}
+    assert on_disk == set(EXPECTED)
+    # ... and named after its format, so the test below checks each against the table too
+    assert {name: _expected(FIXTURES / name) for name in EXPECTED} == EXPECTED
 
 
 @pytest.mark.parametrize("path", _fixtures(), ids=lambda p: p.name)

@@ -4,7 +4,7 @@ Scale cases (full sizes behind ``--soak``; the default run uses smaller ones so 
 stays around a minute on two busy cores):
 (a) conversations x 3 turns, no faults; (b) the same with one worker SIGKILLed mid-run and a
 quarantine at least the stub's delay; (d) many 1-turn conversations; (e) two workers given the
-same conversation. (c), FIFO across processes, is in ``test_pg_gate.py``.
+same conversation. (c), FIFO across processes, is in ``tests/wrappers/test_pg_gate.py``.
 
 Checked against the stub's own counts: never more than N requests in flight; every conversation
 ends with exactly one final answer in the store; no (conversation, turn) called twice without a

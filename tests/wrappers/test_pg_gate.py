@@ -13,6 +13,7 @@ import pickle
 import signal
 import threading
 import time
+import uuid
 import warnings
 from typing import Any
 
@@ -21,10 +22,21 @@ import pytest
 import providerkit_nb as pk
 from providerkit_nb.notebook import gate_frame
 from providerkit_nb.wrappers.pg_gate import PostgresGate
+from tests.store.conftest import require_pg
 
-from .stub import fifo_worker, hold_slots
+from .pg_gate_workers import fifo_worker, hold_slots
 
 pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def pg_dsn() -> str:
+    return require_pg()
+
+
+@pytest.fixture
+def gate_name() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
 
 
 def _max_overlap(intervals: list[tuple[float, float]]) -> int:

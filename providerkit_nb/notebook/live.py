@@ -10,11 +10,11 @@ printed as it arrives (``console.TerminalLive``).
 from __future__ import annotations
 
 import html
-import sys
 import time
 from typing import Any
 
 from ..conversation.console import Live, TerminalLive, no_display, preview
+from ..core.kernel import in_kernel
 from ..core.messages import ToolCall
 from ..core.turn import TurnAssembler
 
@@ -36,15 +36,7 @@ def _ended(call_id: str, status: str) -> None:
         widget.finished(f"{said}: {status}")
 
 
-def in_notebook() -> bool:
-    ip = sys.modules.get("IPython")
-    if ip is None:
-        return False
-    try:
-        shell = ip.get_ipython()
-    except Exception:
-        return False
-    return shell is not None and getattr(shell, "kernel", None) is not None
+in_notebook = in_kernel  # the name the views and the approval box ask by
 
 
 def live_display(mode: bool | str = "auto", into: Any = None) -> Live:

@@ -10,20 +10,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+
+from ..core.kernel import ipython_shell
 
 __all__ = ["beside_notebook"]
-
-
-def _ipython_ns() -> dict[str, Any] | None:
-    mod = sys.modules.get("IPython")
-    if mod is None:
-        return None
-    try:
-        ip = mod.get_ipython()
-    except Exception:
-        return None
-    return getattr(ip, "user_ns", None) if ip is not None else None
 
 
 def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
@@ -61,7 +51,7 @@ def _from_jupyter_server(timeout: float = 0.5) -> Path | None:
 def beside_notebook(suffix: str) -> tuple[Path, str] | None:
     """(``<notebook name><suffix>`` next to the running notebook, how its path was found), or
     None outside a notebook or when its path cannot be found."""
-    ns = _ipython_ns()
+    ns = getattr(ipython_shell(), "user_ns", None)
     vsc = ns.get("__vsc_ipynb_file__") if ns else None
     if isinstance(vsc, str) and vsc:
         nb, how = Path(vsc), "VS Code (__vsc_ipynb_file__)"

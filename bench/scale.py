@@ -89,12 +89,12 @@ def _case(client: Any, stub_mod: Any, server: Any, dsn: str, conversations: int,
 
 def _slot_back(dsn: str, quarantine: float) -> float:
     from providerkit_nb.wrappers import PostgresGate
+    from tests.wrappers.pg_gate_workers import hold_slots
 
-    stub_mod = _stub()
     name = f"bench-{uuid.uuid4().hex[:8]}"
     ctx = multiprocessing.get_context("spawn")
     ready = ctx.Event()
-    holder = ctx.Process(target=stub_mod.hold_slots, args=(dsn, name, 2, quarantine, 2, ready))
+    holder = ctx.Process(target=hold_slots, args=(dsn, name, 2, quarantine, 2, ready))
     holder.start()
     try:
         if not ready.wait(60):

@@ -368,13 +368,9 @@ def _next_request_wording(problems: list[Any], messages: list[Message], wire: st
     from ..core.messages import UserMessage
     from ..wire.validate import validate_history
 
-    # The words depend on the call's message and what follows it, so only that tail is checked
-    # again (behind a user message, as a history starts), not the whole history a second time.
-    start = min(problems[k].index for k in bare)
-    tail = [UserMessage("(the history before)"), *messages[start:], UserMessage("(the next message)")]
-    ahead = _one_finding_per_call(validate_history(tail, wire=wire), tail)
-    said = {(p.index - 1 + start, p.message): p.provider_wording
-            for p in ahead if p.rule == DANGLING_CALL and p.provider_wording}
+    ahead = _one_finding_per_call(validate_history([*messages, UserMessage("(the next message)")], wire=wire),
+                                  messages)
+    said = {(p.index, p.message): p.provider_wording for p in ahead if p.rule == DANGLING_CALL and p.provider_wording}
     out = list(problems)
     for k in bare:
         p = out[k]

@@ -21,6 +21,7 @@ from typing import Any
 import ipywidgets as w
 
 from ..conversation.approval import Check, Decision, ask_stdin, pretty_arguments
+from ..core.kernel import in_kernel
 from ..core.messages import ToolCall
 from .show import display
 
@@ -236,6 +237,4 @@ def ask_widget(call: ToolCall, hints: str = "", check: Check | None = None) -> D
 def ask_interactive(call: ToolCall, hints: str = "", check: Check | None = None) -> Decision:
     """approve="ask": in a notebook the widget (blocking on its clicks), anywhere else a prompt
     on stdin; either refuses an edit that ``check`` finds wrong."""
-    from .live import in_notebook
-
-    return ask_widget(call, hints, check) if in_notebook() else ask_stdin(call, hints=hints, check=check)
+    return ask_widget(call, hints, check) if in_kernel() else ask_stdin(call, hints=hints, check=check)

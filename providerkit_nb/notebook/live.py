@@ -36,9 +36,6 @@ def _ended(call_id: str, status: str) -> None:
         widget.finished(f"{said}: {status}")
 
 
-in_notebook = in_kernel  # the name the views and the approval box ask by
-
-
 def live_display(mode: bool | str = "auto", into: Any = None) -> Live:
     """``into``: an ipywidgets HTML widget to draw in (the history view's own area) instead of
     a display under the running cell."""
@@ -47,7 +44,7 @@ def live_display(mode: bool | str = "auto", into: Any = None) -> Live:
     if into is not None:
         return NotebookLive(into)
     if mode == "auto":
-        return NotebookLive() if in_notebook() else TerminalLive()
+        return NotebookLive() if in_kernel() else TerminalLive()
     if mode == "notebook":
         return NotebookLive()
     return TerminalLive()
